@@ -1,0 +1,219 @@
+package chain_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+)
+
+// wantInputError asserts err is an *chain.InputError naming field.
+func wantInputError(t *testing.T, err error, field string) {
+	t.Helper()
+	var ie *chain.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("error = %v (%T), want *chain.InputError naming %q", err, err, field)
+	}
+	if ie.Field != field {
+		t.Fatalf("InputError.Field = %q, want %q (error: %v)", ie.Field, field, err)
+	}
+	if !strings.Contains(err.Error(), field) {
+		t.Fatalf("error text %q does not name the field %q", err.Error(), field)
+	}
+}
+
+func TestParseSpec_Accepts(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want chain.Spec
+	}{
+		{"3.1 no chain fields at all", `{"messages":[]}`, chain.Spec{}},
+		{"3.1 model alone", `{"model":"openai/gpt-5-nano"}`, chain.Spec{Model: "openai/gpt-5-nano"}},
+		{"3.1 null fields mean absent", `{"model":null,"models":null,"fallback_models":null,"redundancy":null}`, chain.Spec{}},
+		{"3.1.1 models as strings", `{"models":["a","b","c"]}`,
+			chain.Spec{Models: []chain.Entry{{Model: "a"}, {Model: "b"}, {Model: "c"}}}},
+		{"3.1.1 models as objects", `{"models":[{"model":"a","timeout_ms":30000,"first_token_timeout_ms":5000},{"model":"b"}]}`,
+			chain.Spec{Models: []chain.Entry{{Model: "a", TimeoutMS: 30000, FirstTokenTimeoutMS: 5000}, {Model: "b"}}}},
+		{"3.1.1 models mixed strings and objects", `{"models":["a",{"model":"b","timeout_ms":2000},"c"]}`,
+			chain.Spec{Models: []chain.Entry{{Model: "a"}, {Model: "b", TimeoutMS: 2000}, {Model: "c"}}}},
+		{"3.1.1 models overrides model (both kept for Resolve)", `{"model":"x","models":["a"]}`,
+			chain.Spec{Model: "x", Models: []chain.Entry{{Model: "a"}}}},
+		{"3.1.2 model plus fallback_models", `{"model":"a","fallback_models":["b",{"model":"c","first_token_timeout_ms":500}]}`,
+			chain.Spec{Model: "a", Fallbacks: []chain.Entry{{Model: "b"}, {Model: "c", FirstTokenTimeoutMS: 500}}}},
+		{"3.1 duplicates are parsed and left to Resolve", `{"models":["a","b","a","c"]}`,
+			chain.Spec{Models: []chain.Entry{{Model: "a"}, {Model: "b"}, {Model: "a"}, {Model: "c"}}}},
+		{"3.2 redundancy all fields", `{"model":"a","redundancy":{"timeout_ms":30000,"first_token_timeout_ms":5000,"on":["timeout","rate_limit"]}}`,
+			chain.Spec{Model: "a", Redundancy: chain.Options{TimeoutMS: 30000, FirstTokenTimeoutMS: 5000, On: []chain.Reason{chain.RateLimit, chain.Timeout}}}},
+		{"3.2 redundancy on all four", `{"model":"a","redundancy":{"on":["connection_error","server_error","rate_limit","timeout"]}}`,
+			chain.Spec{Model: "a", Redundancy: chain.Options{On: []chain.Reason{chain.ConnectionError, chain.ServerError, chain.RateLimit, chain.Timeout}}}},
+		{"3.2 redundancy on empty set is a valid subset", `{"model":"a","redundancy":{"on":[]}}`,
+			chain.Spec{Model: "a", Redundancy: chain.Options{On: []chain.Reason{}}}},
+		{"3.2 redundancy empty object", `{"model":"a","redundancy":{}}`, chain.Spec{Model: "a"}},
+		{"3.2 integral number written with exponent", `{"model":"a","redundancy":{"timeout_ms":1e3}}`,
+			chain.Spec{Model: "a", Redundancy: chain.Options{TimeoutMS: 1000}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := chain.ParseSpec([]byte(tc.body))
+			if err != nil {
+				t.Fatalf("ParseSpec(%s) error: %v", tc.body, err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("ParseSpec(%s)\n got %#v\nwant %#v", tc.body, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseSpec_Rejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		body  string
+		field string
+	}{
+		// 3.1 rules: entry shape.
+		{"3.1 unknown entry field", `{"models":["a",{"model":"b","foo":1}]}`, "models[1].foo"},
+		{"3.1 unknown entry field in fallback_models", `{"model":"a","fallback_models":[{"model":"b","retries":2}]}`, "fallback_models[0].retries"},
+		{"3.1 entry object without model", `{"models":[{"timeout_ms":2000}]}`, "models[0].model"},
+		{"3.1 entry model not a string", `{"models":[{"model":42}]}`, "models[0].model"},
+		{"3.1 entry model empty", `{"models":[{"model":""}]}`, "models[0].model"},
+		{"3.1 entry empty string", `{"models":["a",""]}`, "models[1]"},
+		{"3.1 entry a number", `{"models":[1]}`, "models[0]"},
+		{"3.1 entry null", `{"models":["a",null]}`, "models[1]"},
+		{"3.1 entry an array", `{"models":[["a"]]}`, "models[0]"},
+		{"3.1 models not an array", `{"models":"a"}`, "models"},
+		{"3.1 models an object", `{"models":{"model":"a"}}`, "models"},
+		{"3.1 models empty array", `{"models":[]}`, "models"},
+		{"3.1 fallback_models not an array", `{"model":"a","fallback_models":"b"}`, "fallback_models"},
+		{"3.1 fallback_models empty array", `{"model":"a","fallback_models":[]}`, "fallback_models"},
+		{"3.1 model not a string", `{"model":["a"]}`, "model"},
+		{"3.1 models with fallback_models", `{"models":["a"],"fallback_models":["b"]}`, "fallback_models"},
+		{"3.1 models with fallback_models and model", `{"model":"a","models":["a","b"],"fallback_models":["c"]}`, "fallback_models"},
+
+		// 3.2 ranges on entries (inclusive bounds accepted elsewhere).
+		{"3.2 entry timeout_ms 999", `{"models":[{"model":"a","timeout_ms":999}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms 300001", `{"models":[{"model":"a","timeout_ms":300001}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms 0", `{"models":[{"model":"a","timeout_ms":0}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms negative", `{"models":[{"model":"a","timeout_ms":-1000}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms huge", `{"models":[{"model":"a","timeout_ms":1e30}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms fractional", `{"models":[{"model":"a","timeout_ms":1000.5}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms string", `{"models":[{"model":"a","timeout_ms":"1000"}]}`, "models[0].timeout_ms"},
+		{"3.2 entry timeout_ms bool", `{"models":[{"model":"a","timeout_ms":true}]}`, "models[0].timeout_ms"},
+		{"3.2 entry first_token_timeout_ms 499", `{"models":[{"model":"a","first_token_timeout_ms":499}]}`, "models[0].first_token_timeout_ms"},
+		{"3.2 entry first_token_timeout_ms 60001", `{"models":[{"model":"a","first_token_timeout_ms":60001}]}`, "models[0].first_token_timeout_ms"},
+		{"3.2 entry first_token_timeout_ms fractional", `{"models":[{"model":"a","first_token_timeout_ms":500.1}]}`, "models[0].first_token_timeout_ms"},
+		{"3.2 fallback entry first_token_timeout_ms 60001", `{"model":"a","fallback_models":[{"model":"b","first_token_timeout_ms":60001}]}`, "fallback_models[0].first_token_timeout_ms"},
+
+		// 3.2 ranges on redundancy.
+		{"3.2 redundancy timeout_ms 999", `{"model":"a","redundancy":{"timeout_ms":999}}`, "redundancy.timeout_ms"},
+		{"3.2 redundancy timeout_ms 300001", `{"model":"a","redundancy":{"timeout_ms":300001}}`, "redundancy.timeout_ms"},
+		{"3.2 redundancy timeout_ms fractional", `{"model":"a","redundancy":{"timeout_ms":30000.25}}`, "redundancy.timeout_ms"},
+		{"3.2 redundancy timeout_ms string", `{"model":"a","redundancy":{"timeout_ms":"30000"}}`, "redundancy.timeout_ms"},
+		{"3.2 redundancy first_token_timeout_ms 499", `{"model":"a","redundancy":{"first_token_timeout_ms":499}}`, "redundancy.first_token_timeout_ms"},
+		{"3.2 redundancy first_token_timeout_ms 60001", `{"model":"a","redundancy":{"first_token_timeout_ms":60001}}`, "redundancy.first_token_timeout_ms"},
+		{"3.2 redundancy first_token_timeout_ms fractional", `{"model":"a","redundancy":{"first_token_timeout_ms":999.9}}`, "redundancy.first_token_timeout_ms"},
+		{"3.2 redundancy unknown field", `{"model":"a","redundancy":{"retries":2}}`, "redundancy.retries"},
+		{"3.2 redundancy not an object", `{"model":"a","redundancy":[1]}`, "redundancy"},
+		{"3.2 redundancy on unknown trigger", `{"model":"a","redundancy":{"on":["timeout","bad_request"]}}`, "redundancy.on"},
+		{"3.2 redundancy on not an array", `{"model":"a","redundancy":{"on":"timeout"}}`, "redundancy.on"},
+		{"3.2 redundancy on entry not a string", `{"model":"a","redundancy":{"on":[1]}}`, "redundancy.on"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := chain.ParseSpec([]byte(tc.body))
+			wantInputError(t, err, tc.field)
+		})
+	}
+}
+
+func TestParseSpec_RangeBoundariesInclusive(t *testing.T) {
+	tests := []struct {
+		name  string
+		body  string
+		entry chain.Entry
+		opts  chain.Options
+	}{
+		{"3.2 entry timeout_ms 1000", `{"models":[{"model":"a","timeout_ms":1000}]}`, chain.Entry{Model: "a", TimeoutMS: 1000}, chain.Options{}},
+		{"3.2 entry timeout_ms 300000", `{"models":[{"model":"a","timeout_ms":300000}]}`, chain.Entry{Model: "a", TimeoutMS: 300000}, chain.Options{}},
+		{"3.2 entry first_token_timeout_ms 500", `{"models":[{"model":"a","first_token_timeout_ms":500}]}`, chain.Entry{Model: "a", FirstTokenTimeoutMS: 500}, chain.Options{}},
+		{"3.2 entry first_token_timeout_ms 60000", `{"models":[{"model":"a","first_token_timeout_ms":60000}]}`, chain.Entry{Model: "a", FirstTokenTimeoutMS: 60000}, chain.Options{}},
+		{"3.2 redundancy timeout_ms 1000", `{"models":["a"],"redundancy":{"timeout_ms":1000}}`, chain.Entry{Model: "a"}, chain.Options{TimeoutMS: 1000}},
+		{"3.2 redundancy timeout_ms 300000", `{"models":["a"],"redundancy":{"timeout_ms":300000}}`, chain.Entry{Model: "a"}, chain.Options{TimeoutMS: 300000}},
+		{"3.2 redundancy first_token_timeout_ms 500", `{"models":["a"],"redundancy":{"first_token_timeout_ms":500}}`, chain.Entry{Model: "a"}, chain.Options{FirstTokenTimeoutMS: 500}},
+		{"3.2 redundancy first_token_timeout_ms 60000", `{"models":["a"],"redundancy":{"first_token_timeout_ms":60000}}`, chain.Entry{Model: "a"}, chain.Options{FirstTokenTimeoutMS: 60000}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := chain.ParseSpec([]byte(tc.body))
+			if err != nil {
+				t.Fatalf("ParseSpec: %v", err)
+			}
+			if len(s.Models) != 1 || s.Models[0] != tc.entry {
+				t.Fatalf("Models = %#v, want [%#v]", s.Models, tc.entry)
+			}
+			if !reflect.DeepEqual(s.Redundancy, tc.opts) {
+				t.Fatalf("Redundancy = %#v, want %#v", s.Redundancy, tc.opts)
+			}
+		})
+	}
+}
+
+// FuzzParseSpec: ParseSpec never panics, and whatever it accepts satisfies the chain rules.
+func FuzzParseSpec(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"openai/gpt-5-nano"}`,
+		`{"models":["a",{"model":"b","timeout_ms":30000,"first_token_timeout_ms":5000},"c"]}`,
+		`{"model":"a","fallback_models":["b","c"],"redundancy":{"timeout_ms":1000,"first_token_timeout_ms":500,"on":["timeout"]}}`,
+		`{"models":[{"model":"a","foo":1}]}`,
+		`{"models":[],"redundancy":{"on":"x"}}`,
+		`{"models":[{"model":"a","timeout_ms":1e400}]}`,
+		`{"models":["a"],"fallback_models":["b"]}`,
+		`[1,2,3]`,
+		`{"models":[`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s, err := chain.ParseSpec(body)
+		if err != nil {
+			var ie *chain.InputError
+			if !errors.As(err, &ie) || ie.Field == "" {
+				t.Fatalf("error %v (%T) is not an *InputError naming a field", err, err)
+			}
+			return
+		}
+		if s.Models != nil && s.Fallbacks != nil {
+			t.Fatalf("accepted both models and fallback_models: %#v", s)
+		}
+		for _, list := range [][]chain.Entry{s.Models, s.Fallbacks} {
+			if list != nil && len(list) == 0 {
+				t.Fatalf("accepted an empty chain list: %#v", s)
+			}
+			for _, e := range list {
+				if e.Model == "" {
+					t.Fatalf("accepted an entry without a model: %#v", s)
+				}
+				checkMS(t, "entry timeout_ms", e.TimeoutMS, chain.MinTimeoutMS, chain.MaxTimeoutMS)
+				checkMS(t, "entry first_token_timeout_ms", e.FirstTokenTimeoutMS, chain.MinFirstTokenTimeoutMS, chain.MaxFirstTokenTimeoutMS)
+			}
+		}
+		checkMS(t, "redundancy.timeout_ms", s.Redundancy.TimeoutMS, chain.MinTimeoutMS, chain.MaxTimeoutMS)
+		checkMS(t, "redundancy.first_token_timeout_ms", s.Redundancy.FirstTokenTimeoutMS, chain.MinFirstTokenTimeoutMS, chain.MaxFirstTokenTimeoutMS)
+		for _, r := range s.Redundancy.On {
+			if !chain.AllTriggers.Has(r) {
+				t.Fatalf("accepted unknown trigger %q", r)
+			}
+		}
+	})
+}
+
+func checkMS(t *testing.T, what string, v, lo, hi int) {
+	t.Helper()
+	if v != 0 && (v < lo || v > hi) {
+		t.Fatalf("accepted %s = %d outside %d..%d", what, v, lo, hi)
+	}
+}
