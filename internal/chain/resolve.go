@@ -1,0 +1,121 @@
+package chain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Source says which rule of the precedence order produced a chain.
+type Source string
+
+const (
+	FromModels      Source = "models"
+	FromFallbacks   Source = "fallback_models"
+	FromKeyDefaults Source = "key_defaults"
+	FromSingleModel Source = "model"
+)
+
+// Target is one resolved attempt: a model and its timeouts.
+type Target struct {
+	Model             string
+	Timeout           time.Duration
+	FirstTokenTimeout time.Duration
+}
+
+// Plan is a resolved chain.
+type Plan struct {
+	Targets []Target
+	On      Triggers
+	Source  Source
+}
+
+// Models lists the chain's model names in order.
+func (p Plan) Models() []string {
+	out := make([]string, len(p.Targets))
+	for i, t := range p.Targets {
+		out[i] = t.Model
+	}
+	return out
+}
+
+// Resolve applies the contract's precedence order: `models`; `model` + `fallback_models`; the
+// key's defaults from `model`'s position; otherwise a single attempt. Per-attempt values win over
+// the request's redundancy, which wins over the key's defaults, which win over the project's.
+// keyDefaults may be nil.
+func Resolve(s Spec, keyDefaults *Defaults, project Settings) (Plan, error) {
+	var entries []Entry
+	var src Source
+	switch {
+	case s.Models != nil:
+		entries, src = s.Models, FromModels
+	case s.Model == "":
+		return Plan{}, &InputError{Field: "model", Message: "is required (or send models)"}
+	case s.Fallbacks != nil:
+		entries, src = append([]Entry{{Model: s.Model}}, s.Fallbacks...), FromFallbacks
+	default:
+		entries, src = []Entry{{Model: s.Model}}, FromSingleModel
+		if keyDefaults != nil {
+			for i, m := range keyDefaults.Models {
+				if m == s.Model {
+					entries, src = nil, FromKeyDefaults
+					for _, d := range keyDefaults.Models[i:] {
+						entries = append(entries, Entry{Model: d})
+					}
+					break
+				}
+			}
+		}
+	}
+	// Duplicates collapse before counting; the first occurrence keeps its place and timeouts.
+	entries = distinct(entries, func(e Entry) string { return e.Model })
+	if len(entries) == 0 {
+		// Only a hand-built Spec can get here (ParseSpec rejects `models: []`); an empty plan
+		// would make Run panic.
+		return Plan{}, &InputError{Field: string(src), Message: "must name at least one model"}
+	}
+	if len(entries) > MaxModels {
+		field := string(src)
+		if src == FromFallbacks {
+			field = "fallback_models"
+		}
+		return Plan{}, &InputError{Field: field, Message: fmt.Sprintf("a chain has at most %d distinct models (got %d)", MaxModels, len(entries))}
+	}
+
+	base := project
+	on := AllTriggers
+	if keyDefaults != nil {
+		base = overlay(base, keyDefaults.TimeoutMS, keyDefaults.FirstTokenTimeoutMS)
+		if keyDefaults.On != nil {
+			on = triggersOf(keyDefaults.On)
+		}
+	}
+	base = overlay(base, s.Redundancy.TimeoutMS, s.Redundancy.FirstTokenTimeoutMS)
+	if s.Redundancy.On != nil {
+		on = triggersOf(s.Redundancy.On)
+	}
+
+	p := Plan{Targets: make([]Target, len(entries)), On: on, Source: src}
+	for i, e := range entries {
+		t := overlay(base, e.TimeoutMS, e.FirstTokenTimeoutMS)
+		p.Targets[i] = Target{Model: e.Model, Timeout: t.Timeout, FirstTokenTimeout: t.FirstTokenTimeout}
+	}
+	return p, nil
+}
+
+func overlay(s Settings, timeoutMS, firstTokenMS int) Settings {
+	if timeoutMS > 0 {
+		s.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	}
+	if firstTokenMS > 0 {
+		s.FirstTokenTimeout = time.Duration(firstTokenMS) * time.Millisecond
+	}
+	return s
+}
+
+func triggersOf(rs []Reason) Triggers {
+	var t Triggers
+	for _, r := range rs {
+		t |= r.bit()
+	}
+	return t
+}
