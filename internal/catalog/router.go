@@ -1,0 +1,90 @@
+package catalog
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// Factory builds a provider of one wire type.
+type Factory func(provider.Config) (provider.Provider, error)
+
+// Route is where a model's attempts go.
+type Route struct {
+	Model    *Model
+	Provider provider.Provider
+}
+
+// ModelError says why a model cannot be used: unknown to the catalog, or its provider lacks a
+// credential. It is raised before any attempt, for every model of a chain.
+type ModelError struct {
+	Model       string
+	Unavailable bool
+	Detail      string
+}
+
+func (e *ModelError) Error() string {
+	if e.Unavailable {
+		return fmt.Sprintf("model %s is unavailable: %s", e.Model, e.Detail)
+	}
+	return fmt.Sprintf("model %s is not in the catalog", e.Model)
+}
+
+// Router maps model names to ready providers. Providers are built once, at start.
+type Router struct {
+	cat         *Catalog
+	providers   map[string]provider.Provider
+	unavailable map[string]string // provider name → why
+}
+
+// NewRouter builds one provider per configured provider. credential resolves an api_key_env name
+// (from the environment locally, from Secrets Manager in the cloud). A provider whose credential
+// is missing stays listed as unavailable rather than failing the start.
+func NewRouter(c *Catalog, factories map[string]Factory, credential func(name string) string, client *http.Client) (*Router, error) {
+	r := &Router{cat: c, providers: map[string]provider.Provider{}, unavailable: map[string]string{}}
+	for name, pc := range c.Providers {
+		f, ok := factories[pc.Type]
+		if !ok {
+			return nil, fmt.Errorf("catalog: provider %q has unknown type %q", name, pc.Type)
+		}
+		cfg := provider.Config{Name: name, Type: pc.Type, BaseURL: pc.BaseURL, Region: pc.Region, Client: client}
+		if pc.APIKeyEnv != "" {
+			cfg.APIKey = credential(pc.APIKeyEnv)
+			if cfg.APIKey == "" {
+				r.unavailable[name] = fmt.Sprintf("provider %s has no credential configured (%s is not set)", name, pc.APIKeyEnv)
+				continue
+			}
+		}
+		p, err := f(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: provider %q: %w", name, err)
+		}
+		r.providers[name] = p
+	}
+	return r, nil
+}
+
+// Route returns where model's attempts go.
+func (r *Router) Route(model string) (Route, error) {
+	m, ok := r.cat.Models[model]
+	if !ok {
+		return Route{}, &ModelError{Model: model}
+	}
+	p, ok := r.providers[m.Provider]
+	if !ok {
+		return Route{}, &ModelError{Model: model, Unavailable: true, Detail: r.unavailable[m.Provider]}
+	}
+	return Route{Model: m, Provider: p}, nil
+}
+
+// Available lists the models whose provider is ready, in name order.
+func (r *Router) Available() []*Model {
+	out := make([]*Model, 0, len(r.cat.Models))
+	for _, n := range r.cat.ModelNames() {
+		if m := r.cat.Models[n]; r.providers[m.Provider] != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package chain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults is an API key's admin-set failover configuration (`failoverDefaults`).
+type Defaults struct {
+	Models              []string `json:"models"`
+	TimeoutMS           int      `json:"timeout_ms,omitempty"`
+	FirstTokenTimeoutMS int      `json:"first_token_timeout_ms,omitempty"`
+	On                  []Reason `json:"on,omitempty"`
+}
+
+// Settings are the project-wide values used when neither the request nor the key sets one.
+type Settings struct {
+	Timeout           time.Duration
+	FirstTokenTimeout time.Duration
+}
+
+// ProjectSettings are the documented defaults: long enough for a large non-streamed completion,
+// short enough that a stream whose provider hangs fails over while the caller still waits.
+var ProjectSettings = Settings{Timeout: 60 * time.Second, FirstTokenTimeout: 15 * time.Second}
+
+// NormalizeDefaults validates an admin's failoverDefaults payload: model names must be non-empty
+// and at most three distinct ones (duplicates collapse), triggers must be known, and timeouts are
+// clamped into their ranges rather than rejected.
+func NormalizeDefaults(d Defaults) (Defaults, error) {
+	out := Defaults{Models: distinct(d.Models, func(m string) string { return m })}
+	for i, m := range out.Models {
+		if m == "" {
+			return Defaults{}, &InputError{Field: fmt.Sprintf("failoverDefaults.models[%d]", i), Message: "model name must not be empty"}
+		}
+	}
+	if len(out.Models) > MaxModels {
+		return Defaults{}, &InputError{Field: "failoverDefaults.models", Message: fmt.Sprintf("at most %d distinct models (got %d)", MaxModels, len(out.Models))}
+	}
+	if d.TimeoutMS != 0 {
+		out.TimeoutMS = clamp(d.TimeoutMS, MinTimeoutMS, MaxTimeoutMS)
+	}
+	if d.FirstTokenTimeoutMS != 0 {
+		out.FirstTokenTimeoutMS = clamp(d.FirstTokenTimeoutMS, MinFirstTokenTimeoutMS, MaxFirstTokenTimeoutMS)
+	}
+	if d.On != nil {
+		names := make([]string, len(d.On))
+		for i, r := range d.On {
+			names[i] = string(r)
+		}
+		t, err := ParseTriggers("failoverDefaults.on", names)
+		if err != nil {
+			return Defaults{}, err
+		}
+		out.On = t.List()
+	}
+	return out, nil
+}
+
+func clamp(v, lo, hi int) int { return max(lo, min(hi, v)) }
+
+// distinct keeps the first occurrence of each key, in order.
+func distinct[T any](items []T, key func(T) string) []T {
+	out := make([]T, 0, len(items))
+	seen := make(map[string]struct{}, len(items))
+	for _, it := range items {
+		k := key(it)
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			out = append(out, it)
+		}
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package chain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Status of one attempt in a report.
+type Status string
+
+const (
+	Served Status = "served"
+	Failed Status = "failed"
+)
+
+// Rejected is the reason recorded for an attempt that failed for a cause that never fails over:
+// the provider refused the request itself (4xx other than 429) or the gateway blocked it.
+const Rejected Reason = "rejected"
+
+// Attempt is one line of the failover report.
+type Attempt struct {
+	Model     string `json:"model"`
+	Status    Status `json:"status"`
+	Reason    Reason `json:"reason,omitempty"`
+	LatencyMS int64  `json:"latency_ms"`
+}
+
+// Report is the failover report of a multi-model chain.
+type Report struct {
+	Occurred bool      `json:"occurred"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// StopCause says why a chain ended without a served attempt.
+type StopCause int
+
+const (
+	// EndOfChain: every model was tried.
+	EndOfChain StopCause = iota
+	// NotTriggered: the last failure's reason is not in the request's `on`.
+	NotTriggered
+	// DeadlineReached: the request's deadline left no time for another attempt.
+	DeadlineReached
+)
+
+// Exhausted is the outcome of a chain in which every attempt made failed with a failover reason.
+type Exhausted struct {
+	Attempts []Attempt
+	Cause    StopCause
+}
+
+// Status is 429 when every failure was a rate limit, else 502.
+func (e *Exhausted) Status() int {
+	if len(e.Attempts) == 0 {
+		return 502
+	}
+	for _, a := range e.Attempts {
+		if a.Reason != RateLimit {
+			return 502
+		}
+	}
+	return 429
+}
+
+func (e *Exhausted) Error() string {
+	if len(e.Attempts) == 0 {
+		return "No model attempt could be made: the request deadline left no time for one"
+	}
+	last := e.Attempts[len(e.Attempts)-1]
+	msg := fmt.Sprintf("All %d model attempt(s) failed (last: %s — %s)", len(e.Attempts), last.Model, last.Reason)
+	switch e.Cause {
+	case NotTriggered:
+		msg += fmt.Sprintf("; %s does not trigger failover for this request", last.Reason)
+	case DeadlineReached:
+		msg += "; the request deadline left no time for another attempt"
+	}
+	return msg
+}
+
+// ErrCanceled is returned when the caller went away: nothing is reported to anyone.
+var ErrCanceled = errors.New("chain: the caller canceled the request")

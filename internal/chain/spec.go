@@ -1,0 +1,175 @@
+package chain
+
+import (
+	"fmt"
+
+	"github.com/tidwall/gjson"
+)
+
+// Entry is one model of a requested chain, with optional per-attempt timeouts (0 = unset).
+type Entry struct {
+	Model               string
+	TimeoutMS           int
+	FirstTokenTimeoutMS int
+}
+
+// Options are chain-wide settings; zero values and a nil On mean "not set".
+type Options struct {
+	TimeoutMS           int
+	FirstTokenTimeoutMS int
+	On                  []Reason
+}
+
+// Spec is what a request says about its chain, before resolution.
+type Spec struct {
+	Model      string
+	Models     []Entry // the `models` field; nil when absent
+	Fallbacks  []Entry // the `fallback_models` field; nil when absent
+	Redundancy Options
+}
+
+// Ranges from the contract; request values outside them are rejected, admin defaults are clamped.
+const (
+	MinTimeoutMS           = 1000
+	MaxTimeoutMS           = 300000
+	MinFirstTokenTimeoutMS = 500
+	MaxFirstTokenTimeoutMS = 60000
+	MaxModels              = 3
+)
+
+// ParseSpec reads the chain fields (model, models, fallback_models, redundancy) of a request body.
+// Every violation is an *InputError naming the field.
+func ParseSpec(body []byte) (Spec, error) {
+	var s Spec
+	res := gjson.GetManyBytes(body, "model", "models", "fallback_models", "redundancy")
+	if m := res[0]; m.Exists() && m.Type != gjson.Null {
+		if m.Type != gjson.String {
+			return s, &InputError{Field: "model", Message: "must be a string"}
+		}
+		s.Model = m.Str
+	}
+	var err error
+	if s.Models, err = parseEntries("models", res[1]); err != nil {
+		return s, err
+	}
+	if s.Fallbacks, err = parseEntries("fallback_models", res[2]); err != nil {
+		return s, err
+	}
+	if s.Models != nil && s.Fallbacks != nil {
+		return s, &InputError{Field: "fallback_models", Message: "cannot be combined with models; send one chain"}
+	}
+	if r := res[3]; r.Exists() && r.Type != gjson.Null {
+		if s.Redundancy, err = parseOptions(r); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func parseEntries(field string, v gjson.Result) ([]Entry, error) {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil, nil
+	}
+	if !v.IsArray() {
+		return nil, &InputError{Field: field, Message: "must be an array of model names or {model, timeout_ms, first_token_timeout_ms} objects"}
+	}
+	items := v.Array()
+	if len(items) == 0 {
+		return nil, &InputError{Field: field, Message: "must not be empty"}
+	}
+	out := make([]Entry, 0, len(items))
+	for i, it := range items {
+		name := fmt.Sprintf("%s[%d]", field, i)
+		e, err := parseEntry(name, it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func parseEntry(field string, v gjson.Result) (Entry, error) {
+	switch {
+	case v.Type == gjson.String:
+		if v.Str == "" {
+			return Entry{}, &InputError{Field: field, Message: "model name must not be empty"}
+		}
+		return Entry{Model: v.Str}, nil
+	case v.IsObject():
+		var e Entry
+		var err error
+		v.ForEach(func(k, val gjson.Result) bool {
+			switch k.Str {
+			case "model":
+				if val.Type != gjson.String || val.Str == "" {
+					err = &InputError{Field: field + ".model", Message: "must be a non-empty string"}
+				}
+				e.Model = val.Str
+			case "timeout_ms":
+				e.TimeoutMS, err = parseMS(field+".timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
+			case "first_token_timeout_ms":
+				e.FirstTokenTimeoutMS, err = parseMS(field+".first_token_timeout_ms", val, MinFirstTokenTimeoutMS, MaxFirstTokenTimeoutMS)
+			default:
+				err = &InputError{Field: field + "." + k.Str, Message: "unknown field (allowed: model, timeout_ms, first_token_timeout_ms)"}
+			}
+			return err == nil
+		})
+		if err == nil && e.Model == "" {
+			err = &InputError{Field: field + ".model", Message: "is required"}
+		}
+		return e, err
+	}
+	return Entry{}, &InputError{Field: field, Message: "must be a model name or a {model, timeout_ms, first_token_timeout_ms} object"}
+}
+
+func parseOptions(v gjson.Result) (Options, error) {
+	if !v.IsObject() {
+		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on}"}
+	}
+	var o Options
+	var err error
+	v.ForEach(func(k, val gjson.Result) bool {
+		switch k.Str {
+		case "timeout_ms":
+			o.TimeoutMS, err = parseMS("redundancy.timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
+		case "first_token_timeout_ms":
+			o.FirstTokenTimeoutMS, err = parseMS("redundancy.first_token_timeout_ms", val, MinFirstTokenTimeoutMS, MaxFirstTokenTimeoutMS)
+		case "on":
+			o.On, err = parseOn(val)
+		default:
+			err = &InputError{Field: "redundancy." + k.Str, Message: "unknown field (allowed: timeout_ms, first_token_timeout_ms, on)"}
+		}
+		return err == nil
+	})
+	return o, err
+}
+
+func parseOn(v gjson.Result) ([]Reason, error) {
+	if !v.IsArray() {
+		return nil, &InputError{Field: "redundancy.on", Message: "must be an array of failover triggers"}
+	}
+	names := make([]string, 0, 4)
+	for _, it := range v.Array() {
+		if it.Type != gjson.String {
+			return nil, &InputError{Field: "redundancy.on", Message: "entries must be strings"}
+		}
+		names = append(names, it.Str)
+	}
+	t, err := ParseTriggers("redundancy.on", names)
+	if err != nil {
+		return nil, err
+	}
+	return t.List(), nil
+}
+
+func parseMS(field string, v gjson.Result, lo, hi int) (int, error) {
+	if v.Type != gjson.Number || v.Num != float64(int64(v.Num)) {
+		return 0, &InputError{Field: field, Message: "must be an integer number of milliseconds"}
+	}
+	n := int(v.Num)
+	if n < lo || n > hi {
+		return 0, &InputError{Field: field, Message: fmt.Sprintf("must be between %d and %d (got %d)", lo, hi, n)}
+	}
+	return n, nil
+}

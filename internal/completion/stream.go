@@ -1,0 +1,155 @@
+package completion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// Stream is a served stream: its model is locked in, and the chunks up to and including the
+// first content token are already in hand.
+type Stream struct {
+	Served string
+	// Usage is the latest usage the provider reported, once it has.
+	Usage *provider.Usage
+
+	pending  []provider.Chunk
+	up       provider.Stream
+	ended    bool // the provider finished before or with the first token
+	finished bool // a finish_reason went by
+	stall    time.Duration
+	timer    *time.Timer
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	release  func()
+}
+
+// Stream runs plan until one attempt yields its first content token. Until then nothing has been
+// sent to the caller, so a failed attempt is invisible and an exhausted chain is a plain error.
+func (s *Service) Stream(ctx context.Context, plan chain.Plan, body []byte) (*Stream, chain.Report, error) {
+	res, err := chain.Run(ctx, s.Engine, plan, true, func(ctx context.Context, t chain.Target) (*Stream, error) {
+		route, req, err := s.request(t, body, true)
+		if err != nil {
+			return nil, err
+		}
+		return open(ctx, route.Provider, req, t.Timeout)
+	})
+	if err != nil {
+		return nil, res.Report, err
+	}
+	st := res.Value
+	st.Served, st.release = res.Served, res.Release
+	return st, res.Report, nil
+}
+
+func open(ctx context.Context, p provider.Provider, req *provider.Request, stall time.Duration) (*Stream, error) {
+	sctx, cancel := context.WithCancelCause(ctx)
+	up, err := p.Stream(sctx, req)
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	st := &Stream{up: up, stall: stall, ctx: sctx, cancel: cancel}
+	for {
+		c, err := up.Recv()
+		if err == io.EOF {
+			// A complete answer with no content (an empty reply) is still an answer.
+			st.ended = true
+			return st, nil
+		}
+		if err != nil {
+			up.Close()
+			cancel(nil)
+			return nil, err
+		}
+		st.track(c)
+		st.pending = append(st.pending, c)
+		if c.Content {
+			return st, nil
+		}
+	}
+}
+
+// Next returns the next chunk, or io.EOF when the stream is complete. Any other error is an
+// interruption after the first token: the caller ends the stream with an error frame.
+func (st *Stream) Next() (provider.Chunk, error) {
+	if len(st.pending) > 0 {
+		c := st.pending[0]
+		st.pending = st.pending[1:]
+		return c, nil
+	}
+	if st.ended {
+		return provider.Chunk{}, io.EOF
+	}
+	if st.timer == nil {
+		st.timer = time.AfterFunc(st.stall, func() { st.cancel(chain.ErrStalled) })
+	} else {
+		st.timer.Reset(st.stall)
+	}
+	c, err := st.up.Recv()
+	st.timer.Stop()
+	if err != nil {
+		st.ended = true
+		if err == io.EOF || (st.finished && errors.Is(context.Cause(st.ctx), chain.ErrStalled)) {
+			return provider.Chunk{}, io.EOF
+		}
+		if errors.Is(context.Cause(st.ctx), chain.ErrStalled) {
+			return provider.Chunk{}, &Interruption{Code: "stream_stalled", Message: fmt.Sprintf("the provider sent nothing for %s after the stream began", st.stall)}
+		}
+		return provider.Chunk{}, interruption(err)
+	}
+	st.track(c)
+	return c, nil
+}
+
+func (st *Stream) track(c provider.Chunk) {
+	if c.Usage != nil {
+		st.Usage = c.Usage
+	}
+	if c.Finish {
+		st.finished = true
+	}
+}
+
+// Close releases the upstream connection. It is safe to call more than once.
+func (st *Stream) Close() {
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+	st.up.Close()
+	st.cancel(context.Canceled)
+	if st.release != nil {
+		st.release()
+	}
+}
+
+// Interruption is a stream that broke after its first token. It is shown to the caller as an
+// error frame; it never fails over.
+type Interruption struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Interruption) Error() string { return e.Message }
+func (e *Interruption) Unwrap() error { return e.Err }
+
+func interruption(err error) *Interruption {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		code := pe.Code
+		if code == "" {
+			code = "stream_interrupted"
+		}
+		return &Interruption{Code: code, Message: "the provider stream broke off: " + pe.Message, Err: err}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Interruption{Code: "stream_canceled", Message: "the stream was canceled", Err: err}
+	}
+	return &Interruption{Code: "stream_interrupted", Message: "the provider stream broke off", Err: err}
+}

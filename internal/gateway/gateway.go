@@ -1,0 +1,78 @@
+// Package gateway assembles the endpoints from their dependencies. The local server mounts every
+// route on one mux; each Lambda function mounts the one handler it serves. Both get the same
+// http.Handlers from here.
+package gateway
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/openai"
+)
+
+// Factories are the provider wire types the gateway speaks.
+func Factories() map[string]catalog.Factory {
+	return map[string]catalog.Factory{
+		"openai": openai.New,
+	}
+}
+
+// Deps are what the endpoints need.
+type Deps struct {
+	Catalog    *catalog.Catalog
+	Credential func(name string) string // resolves a provider's api_key_env
+	Keys       httpapi.KeyFinder
+	Log        *slog.Logger
+	Budget     time.Duration // the request deadline when the platform sets none
+	MaxBody    int64
+	Engine     chain.Engine
+}
+
+// Gateway holds the assembled endpoints.
+type Gateway struct {
+	deps   Deps
+	Router *catalog.Router
+	openai *openaiapi.Handler
+}
+
+// New builds the providers and endpoints once; nothing here runs per request.
+func New(d Deps) (*Gateway, error) {
+	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, provider.NewHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	svc := &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings}
+	return &Gateway{
+		deps:   d,
+		Router: router,
+		openai: &openaiapi.Handler{Completions: svc, Models: router, MaxBody: d.MaxBody, Log: d.Log},
+	}, nil
+}
+
+// endpoint wraps h with what every authenticated route needs.
+func (g *Gateway) endpoint(render httpapi.Render, h http.HandlerFunc) http.Handler {
+	return httpapi.WithRequestID(httpapi.WithBudget(g.deps.Budget, httpapi.Authenticate(g.deps.Keys, render, h)))
+}
+
+// OpenAIChat serves POST /v1/chat/completions.
+func (g *Gateway) OpenAIChat() http.Handler { return g.endpoint(openaiapi.Render, g.openai.Chat) }
+
+// OpenAIModels serves GET /v1/models.
+func (g *Gateway) OpenAIModels() http.Handler {
+	return g.endpoint(openaiapi.Render, g.openai.ListModels)
+}
+
+// Mux mounts every route, for the local server.
+func (g *Gateway) Mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/chat/completions", g.OpenAIChat())
+	mux.Handle("GET /v1/models", g.OpenAIModels())
+	return mux
+}

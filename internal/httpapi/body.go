@@ -1,0 +1,42 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/tidwall/gjson"
+)
+
+// ReadJSONObject reads a request body of at most limit bytes that must be a JSON object.
+func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apierr.Problem) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, apierr.New(413, "Request too large", fmt.Sprintf("request body exceeds %d bytes", limit), "invalid_request_error", "request_too_large")
+	case err != nil:
+		return nil, apierr.BadRequest("", "could not read the request body")
+	case !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject():
+		return nil, apierr.BadRequest("", "request body must be a JSON object")
+	}
+	return body, nil
+}
+
+// WithBudget bounds every request to budget, the local stand-in for a Lambda's deadline: the
+// failover chain never outlives it.
+func WithBudget(budget time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, has := r.Context().Deadline(); has {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), budget)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// WriteJSON writes v as a JSON response.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// SSE writes Server-Sent Events frames, flushing each so it leaves at once.
+type SSE struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+// StartSSE commits the 200 status and event-stream headers.
+func StartSSE(w http.ResponseWriter) *SSE {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	return &SSE{w: w, f: f}
+}
+
+var (
+	dataPrefix = []byte("data: ")
+	frameEnd   = []byte("\n\n")
+	doneFrame  = []byte("data: [DONE]\n\n")
+)
+
+// Begin starts a data frame; write its payload to Writer, then call End.
+func (s *SSE) Begin() error { _, err := s.w.Write(dataPrefix); return err }
+
+// Writer is where a frame's payload goes.
+func (s *SSE) Writer() http.ResponseWriter { return s.w }
+
+// End closes the frame and flushes it.
+func (s *SSE) End() error {
+	_, err := s.w.Write(frameEnd)
+	s.flush()
+	return err
+}
+
+// Data writes one complete frame.
+func (s *SSE) Data(payload []byte) error {
+	if err := s.Begin(); err != nil {
+		return err
+	}
+	if _, err := s.w.Write(payload); err != nil {
+		return err
+	}
+	return s.End()
+}
+
+// Done writes the terminator.
+func (s *SSE) Done() error {
+	_, err := s.w.Write(doneFrame)
+	s.flush()
+	return err
+}
+
+func (s *SSE) flush() {
+	if s.f != nil {
+		s.f.Flush()
+	}
+}

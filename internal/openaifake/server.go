@@ -1,0 +1,172 @@
+// Package openaifake is an OpenAI-compatible server whose model name chooses its behaviour: a
+// healthy answer, or one of the faults a real provider shows (errors, resets, hangs, slow or
+// stalled streams, malformed chunks, a missing terminator). The local demo provider and the tests
+// both use it, so the demo exercises the same code paths a real outage would.
+package openaifake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Answer is the healthy model's reply, streamed word by word.
+const Answer = "Hello! This answer was served by the SecureAI demo provider."
+
+// Models are the behaviours this server knows.
+var Models = []string{
+	"ok", "tools", "error-500", "error-503", "error-429", "error-429-retry-after", "reset", "hang",
+	"slow-first-token", "cut", "cut-before-token", "stall", "malformed", "malformed-first",
+	"no-done", "no-done-hold", "stream-error", "context-length", "content-filter",
+}
+
+// Server records the calls it receives. The zero value is not usable; use New.
+type Server struct {
+	// FirstTokenDelay is how long "slow-first-token" waits before its first content token.
+	FirstTokenDelay time.Duration
+
+	mu    sync.Mutex
+	calls map[string]int
+	last  map[string][]byte
+}
+
+// New returns a server whose slow model waits firstTokenDelay.
+func New(firstTokenDelay time.Duration) *Server {
+	return &Server{FirstTokenDelay: firstTokenDelay, calls: map[string]int{}, last: map[string][]byte{}}
+}
+
+// Calls returns how many requests model received.
+func (s *Server) Calls(model string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[model]
+}
+
+// LastBody returns the last request body sent for model.
+func (s *Server) LastBody(model string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[model]
+}
+
+// ServeHTTP answers POST …/chat/completions.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "unknown route")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	model := gjson.GetBytes(body, "model").String()
+	s.mu.Lock()
+	s.calls[model]++
+	s.last[model] = body
+	s.mu.Unlock()
+	stream := gjson.GetBytes(body, "stream").Bool()
+
+	switch model {
+	case "error-500":
+		writeError(w, 500, "server_error", "", "The server had an error while processing your request.")
+	case "error-503":
+		writeError(w, 503, "server_error", "", "The engine is currently overloaded, please try again later.")
+	case "error-429":
+		writeError(w, 429, "rate_limit_exceeded", "rate_limit_exceeded", "Rate limit reached for requests.")
+	case "error-429-retry-after":
+		w.Header().Set("Retry-After", "2")
+		writeError(w, 429, "rate_limit_exceeded", "rate_limit_exceeded", "Rate limit reached for requests.")
+	case "context-length":
+		writeError(w, 400, "invalid_request_error", "context_length_exceeded", "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.")
+	case "content-filter":
+		writeError(w, 400, "invalid_request_error", "content_filter", "The response was filtered due to the prompt triggering the content management policy.")
+	case "reset":
+		abort()
+	case "hang":
+		<-r.Context().Done()
+	case "ok", "tools", "slow-first-token", "cut", "cut-before-token", "stall", "malformed", "malformed-first", "no-done", "no-done-hold", "stream-error":
+		if stream {
+			s.stream(w, r, model, gjson.GetBytes(body, "stream_options.include_usage").Bool())
+		} else {
+			s.complete(w, r, model)
+		}
+	default:
+		writeError(w, 404, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist.", model))
+	}
+}
+
+// abort drops the connection without an answer, as a crashed upstream or reset does.
+func abort() { panic(http.ErrAbortHandler) }
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, model string) {
+	switch model {
+	case "slow-first-token":
+		if !sleep(r, s.FirstTokenDelay) {
+			return
+		}
+	case "stall":
+		<-r.Context().Done()
+		return
+	case "cut", "cut-before-token":
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "4096")
+		_, _ = io.WriteString(w, `{"id":"chatcmpl-cut","object":"chat.completion","choices":[{"index":0,`)
+		w.(http.Flusher).Flush()
+		abort()
+	case "malformed", "malformed-first":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"chatcmpl-bad","choices":[{"index":0,"message":`)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": Answer, "refusal": nil}
+	finish := "stop"
+	if model == "tools" {
+		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{toolCall()}}
+		finish = "tool_calls"
+	}
+	writeJSON(w, 200, map[string]any{
+		"id": "chatcmpl-" + model, "object": "chat.completion", "created": created, "model": model,
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+		"usage":              map[string]any{"prompt_tokens": 12, "completion_tokens": completionTokens, "total_tokens": 12 + completionTokens},
+		"system_fingerprint": "fp_fake",
+	})
+}
+
+func toolCall() map[string]any {
+	return map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}
+}
+
+const created = 1764460800
+
+var completionTokens = len(strings.Fields(Answer))
+
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
+	if code != "" {
+		e["code"] = code
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func sleep(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}

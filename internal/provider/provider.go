@@ -1,0 +1,107 @@
+// Package provider defines what the gateway needs from an LLM provider: one call, plain or
+// streamed, in the OpenAI Chat Completions shape. Adapters translate to and from their own wire
+// format and classify their failures into the failover reasons of package chain.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+)
+
+// Request is one attempt's call. Body holds the caller's OpenAI-shaped request bytes exactly as
+// received (gateway extensions included); adapters must not modify it, because every attempt of a
+// chain translates the same bytes afresh.
+type Request struct {
+	Body   []byte
+	Model  string // the provider's own model id (the catalog's upstream id)
+	Region string // the region the catalog places this model in, when the provider has regions
+	Stream bool
+}
+
+// Usage is token accounting as the provider reported it.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Response is a complete, non-streamed answer.
+type Response struct {
+	Body  []byte // an OpenAI chat.completion object
+	Usage Usage
+}
+
+// Chunk is one streamed event, already in OpenAI chat.completion.chunk form.
+type Chunk struct {
+	Data []byte // the chunk's JSON; never nil
+	// Content is true when the chunk carries a non-empty content, refusal or tool_calls delta:
+	// the "first content token" that locks a stream to its model.
+	Content bool
+	// Usage is set on the chunk that reports token usage; UsageOnly marks a chunk that exists only
+	// for that (empty choices), which is dropped unless the caller asked for usage.
+	Usage     *Usage
+	UsageOnly bool
+	// Finish is true when the chunk carries a finish_reason.
+	Finish bool
+}
+
+// Stream yields chunks. Recv returns io.EOF once the stream is complete; any other error is an
+// interruption (classified with FailoverReason when it happens before the first content token).
+// Close releases the connection and may be called at any time, concurrently with Recv.
+type Stream interface {
+	Recv() (Chunk, error)
+	Close() error
+}
+
+// Provider is one configured upstream.
+type Provider interface {
+	Complete(ctx context.Context, req *Request) (*Response, error)
+	Stream(ctx context.Context, req *Request) (Stream, error)
+}
+
+// Error is a failed provider call. Reason is the failover reason; an empty Reason means the failure
+// is final (the request's own fault: bad request, context too long, content filtered, unknown model)
+// and is returned to the caller with Status, Type, Code and Message.
+type Error struct {
+	Reason     chain.Reason
+	Status     int    // the upstream HTTP status, 0 when there was none
+	Type       string // OpenAI-style error type, e.g. "invalid_request_error"
+	Code       string // e.g. "context_length_exceeded", "content_filter"
+	Param      string
+	Message    string // safe to show the caller: never a credential
+	RetryAfter time.Duration
+	Err        error // the underlying cause, for logs
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("provider error %d (%s): %s", e.Status, e.kind(), e.Message)
+	}
+	return fmt.Sprintf("provider error (%s): %s", e.kind(), e.Message)
+}
+
+func (e *Error) kind() string {
+	if e.Reason != "" {
+		return string(e.Reason)
+	}
+	return "final"
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// FailoverReason implements chain.Classified.
+func (e *Error) FailoverReason() chain.Reason { return e.Reason }
+
+// Config is what the catalog knows of one configured provider; each adapter package's New takes it.
+type Config struct {
+	Name    string // the provider's name in the catalog, e.g. "anthropic" or "groq"
+	Type    string // the wire format: "openai", "anthropic", "gemini" or "bedrock"
+	BaseURL string // for HTTP providers; empty means the provider's public endpoint
+	APIKey  string // the resolved credential; empty when none is configured
+	Region  string // default region (Bedrock)
+	// Client is shared by every HTTP provider so connections are pooled process-wide.
+	Client *http.Client
+}

@@ -1,0 +1,102 @@
+// Package sse reads Server-Sent Events incrementally, one event at a time, without holding more
+// than the current event in memory.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MaxEventSize bounds one event; a larger one is malformed input, not a reason to grow forever.
+const MaxEventSize = 4 << 20
+
+// ErrEventTooLarge reports an event over MaxEventSize.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one dispatched event. Data aliases the reader's buffer and is valid until the next call.
+type Event struct {
+	Name []byte
+	Data []byte
+}
+
+// Reader parses an SSE stream.
+type Reader struct {
+	br   *bufio.Reader
+	data []byte
+	name []byte
+}
+
+// NewReader reads events from r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 16<<10)}
+}
+
+// Next returns the next event with data or a name. It returns io.EOF at a clean end of input
+// (after a blank line or with no pending event) and io.ErrUnexpectedEOF when input stops inside
+// an event.
+func (r *Reader) Next() (Event, error) {
+	r.data = r.data[:0]
+	r.name = r.name[:0]
+	pending, hasData := false, false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if err == io.EOF && pending {
+				return Event{}, io.ErrUnexpectedEOF
+			}
+			return Event{}, err
+		}
+		if len(line) == 0 {
+			if pending {
+				return Event{Name: r.name, Data: r.data}, nil
+			}
+			continue
+		}
+		if line[0] == ':' { // comment / keep-alive
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte{':'})
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(field) {
+		case "data":
+			if hasData {
+				r.data = append(r.data, '\n')
+			}
+			hasData = true
+			if len(r.data)+len(value) > MaxEventSize {
+				return Event{}, ErrEventTooLarge
+			}
+			r.data = append(r.data, value...)
+			pending = true
+		case "event":
+			r.name = append(r.name[:0], value...)
+			pending = true
+		}
+	}
+}
+
+func (r *Reader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// A long line: gather it, bounded.
+		buf := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull {
+			if len(buf) > MaxEventSize {
+				return nil, ErrEventTooLarge
+			}
+			line, err = r.br.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		line = buf
+	}
+	if err != nil && !(err == io.EOF && len(line) > 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	return line, nil
+}
