@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the test tools into the checkout so `make test` needs only Go and Python 3:
+#   .venv/  moto_server, cfn-lint, sam (from requirements-test.txt)
+#   .bin/   aws-lambda-rie, staticcheck (pinned Go modules)
+# Idempotent and cheap on a warm machine: pip runs only when requirements-test.txt changed
+# (a stamp holds its hash), and a Go tool is rebuilt only when its pinned version changed.
+set -euo pipefail
+
+RIE_MOD=github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+STATICCHECK_MOD=honnef.co/go/tools/cmd/staticcheck
+STATICCHECK_VERSION=v0.8.2 # 2026.x line; its go.mod requires Go 1.26
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+PYTHON=${PYTHON:-python3}
+venv=.venv
+bin=.bin
+
+hash_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# Python tools.
+req_hash=$(hash_of requirements-test.txt)
+stamp=$venv/.requirements-test.sha256
+if [[ ! -x $venv/bin/python ]]; then
+	echo "setup-test-tools: creating $venv"
+	"$PYTHON" -m venv "$venv"
+fi
+if [[ ! -f $stamp || $(cat "$stamp") != "$req_hash" ]]; then
+	echo "setup-test-tools: installing requirements-test.txt into $venv"
+	"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+	"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	echo "$req_hash" >"$stamp"
+fi
+
+# Go tools: a per-tool stamp records the installed version so a pin bump reinstalls.
+go_tool() { # name module version
+	local name=$1 mod=$2 version=$3
+	local tstamp=$bin/.$name.version
+	if [[ -x $bin/$name && -f $tstamp && $(cat "$tstamp") == "$version" ]]; then
+		return
+	fi
+	echo "setup-test-tools: go install $mod@$version"
+	GOBIN="$root/$bin" go install "$mod@$version"
+	echo "$version" >"$tstamp"
+}
+mkdir -p "$bin"
+go_tool aws-lambda-rie "$RIE_MOD" "$RIE_VERSION"
+go_tool staticcheck "$STATICCHECK_MOD" "$STATICCHECK_VERSION"
