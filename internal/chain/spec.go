@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tidwall/gjson"
 )
@@ -164,12 +165,12 @@ func parseOn(v gjson.Result) ([]Reason, error) {
 }
 
 func parseMS(field string, v gjson.Result, lo, hi int) (int, error) {
-	if v.Type != gjson.Number || v.Num != float64(int64(v.Num)) {
+	if v.Type != gjson.Number || v.Num != math.Trunc(v.Num) {
 		return 0, &InputError{Field: field, Message: "must be an integer number of milliseconds"}
 	}
-	n := int(v.Num)
-	if n < lo || n > hi {
-		return 0, &InputError{Field: field, Message: fmt.Sprintf("must be between %d and %d (got %d)", lo, hi, n)}
+	// Compare as a float first: a huge value must not overflow int into the range.
+	if v.Num < float64(lo) || v.Num > float64(hi) {
+		return 0, &InputError{Field: field, Message: fmt.Sprintf("must be between %d and %d (got %s)", lo, hi, v.Raw)}
 	}
-	return n, nil
+	return int(v.Num), nil
 }

@@ -129,6 +129,16 @@ func TestParseSpec_Rejects(t *testing.T) {
 	}
 }
 
+func TestParseSpec_HugeValueReportsTheRange(t *testing.T) {
+	for _, v := range []string{"1e30", "-1e30", "9223372036854775808", "18446744073709551616000"} {
+		_, err := chain.ParseSpec([]byte(`{"model":"a","redundancy":{"timeout_ms":` + v + `}}`))
+		wantInputError(t, err, "redundancy.timeout_ms")
+		if !strings.Contains(err.Error(), "between 1000 and 300000") {
+			t.Errorf("timeout_ms %s: message %q, want the allowed range", v, err)
+		}
+	}
+}
+
 func TestParseSpec_RangeBoundariesInclusive(t *testing.T) {
 	tests := []struct {
 		name  string
