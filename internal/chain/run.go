@@ -13,6 +13,9 @@ type Engine struct {
 	Reserve time.Duration
 	// OnFailover is told of each transition "failed → next" (events and audit). It must not block.
 	OnFailover func(ctx context.Context, t Transition)
+	// Trace, when set, wraps each attempt for tracing: it returns the context the attempt runs
+	// under and a function told the attempt's report line when it ends.
+	Trace func(ctx context.Context, model string) (context.Context, func(Attempt))
 }
 
 // Transition is one failover: Failed gave up with Reason after Latency; Next is tried now.
@@ -71,7 +74,11 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 		start := time.Now()
 		actx, cancel := context.WithCancelCause(ctx)
 		timer := time.AfterFunc(limit, func() { cancel(errAttemptTimeout) })
-		v, err := try(actx, t)
+		tctx, traced := actx, func(Attempt) {}
+		if e.Trace != nil {
+			tctx, traced = e.Trace(actx, t.Model)
+		}
+		v, err := try(tctx, t)
 		timer.Stop()
 		latency := time.Since(start)
 
@@ -82,6 +89,7 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 		}
 		if err == nil {
 			res.Report.Attempts = append(res.Report.Attempts, Attempt{Model: t.Model, Status: Served, LatencyMS: latency.Milliseconds()})
+			traced(res.Report.Attempts[i])
 			res.Report.Occurred = i > 0
 			res.Value, res.Served = v, t.Model
 			res.Release = func() { cancel(context.Canceled) }
@@ -90,10 +98,12 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 		cancel(context.Canceled)
 
 		if callerGone(ctx) {
+			traced(Attempt{Model: t.Model, Status: Failed, LatencyMS: latency.Milliseconds()})
 			return res, ErrCanceled
 		}
 		reason := classify(ctx, actx, err)
 		res.Report.Attempts = append(res.Report.Attempts, Attempt{Model: t.Model, Status: Failed, Reason: reason, LatencyMS: latency.Milliseconds()})
+		traced(res.Report.Attempts[i])
 		switch {
 		case reason == Rejected:
 			return res, err
