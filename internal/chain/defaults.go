@@ -10,7 +10,7 @@ type Defaults struct {
 	Models              []string `json:"models"`
 	TimeoutMS           int      `json:"timeout_ms,omitempty"`
 	FirstTokenTimeoutMS int      `json:"first_token_timeout_ms,omitempty"`
-	On                  []Reason `json:"on,omitempty"`
+	On                  []Reason `json:"on"` // nil: not set; empty: never fail over
 }
 
 // Settings are the project-wide values used when neither the request nor the key sets one.

@@ -24,7 +24,30 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 	case !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject():
 		return nil, apierr.BadRequest("", "request body must be a JSON object")
 	}
+	if dup := duplicateKey(body); dup != "" {
+		return nil, apierr.BadRequest(dup, fmt.Sprintf("field %q appears more than once", dup))
+	}
 	return body, nil
+}
+
+// duplicateKey returns a top-level field that appears twice. Parsers disagree on which copy wins
+// (the gateway reads the first, a provider's decoder may keep the last), so a body with both
+// could be checked against one model and sent to another.
+func duplicateKey(body []byte) string {
+	var keys [32]string
+	seen := keys[:0]
+	dup := ""
+	gjson.ParseBytes(body).ForEach(func(k, _ gjson.Result) bool {
+		for _, s := range seen {
+			if s == k.Str {
+				dup = k.Str
+				return false
+			}
+		}
+		seen = append(seen, k.Str)
+		return true
+	})
+	return dup
 }
 
 // WithBudget bounds every request to budget, the local stand-in for a Lambda's deadline: the
