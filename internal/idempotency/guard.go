@@ -1,0 +1,152 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// TTL is how long a finished result is replayed.
+const TTL = 24 * time.Hour
+
+// MaxKeyLen bounds an Idempotency-Key header.
+const MaxKeyLen = 255
+
+// Guard runs the claim protocol over a Store.
+type Guard struct {
+	Store Store
+	TTL   time.Duration // how long results are kept; default TTL
+	// Lease is how long a claim holds before a crashed claimant's key may be taken over. It must
+	// outlast the longest request, or a slow request could run twice.
+	Lease time.Duration
+	Now   func() time.Time // default time.Now
+	// PollMin and PollMax bound the waiter's backoff; defaults 20 ms and 500 ms.
+	PollMin, PollMax time.Duration
+}
+
+// MismatchError is a key reused for a different request.
+type MismatchError struct{ Key string }
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("Idempotency-Key %q was already used for a different request; use a new key for a new request", e.Key)
+}
+
+// InProgressError is a repeat that gave up waiting for the first request to finish.
+type InProgressError struct{ Key string }
+
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("a request with Idempotency-Key %q is still in progress; retry later", e.Key)
+}
+
+// RequestHash identifies a request: its route and exact body bytes.
+func RequestHash(route string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(route))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Ticket is a held key; exactly one of Complete or Release must follow.
+type Ticket struct {
+	g                 *Guard
+	scope, key, token string
+	hash              string
+}
+
+// Begin claims key for the request hashed as hash. It returns a Ticket when the caller should run
+// the request, or the Record to replay. A repeat arriving while the first runs waits for it,
+// polling the store (as a DynamoDB deployment must: the waiter may be another Lambda) until ctx ends.
+func (g *Guard) Begin(ctx context.Context, scope, key, hash string) (*Ticket, *Record, error) {
+	token := newToken()
+	wait := g.pollMin()
+	for {
+		now := g.now()
+		c, err := g.Store.Claim(ctx, scope, key, Pending{RequestHash: hash, Token: token, Now: now, LeaseUntil: now.Add(g.lease())})
+		if err != nil {
+			return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
+		}
+		if c.State != Owned && c.RequestHash != hash {
+			return nil, nil, &MismatchError{Key: key}
+		}
+		switch c.State {
+		case Owned:
+			return &Ticket{g: g, scope: scope, key: key, token: token, hash: hash}, nil, nil
+		case Completed:
+			return nil, c.Record, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, &InProgressError{Key: key}
+		case <-t.C:
+		}
+		wait = min(2*wait, g.pollMax())
+	}
+}
+
+// Complete records the result to be replayed. It outlives the request's context: the answer
+// was already sent and billed, so losing the record would let a retry run it again.
+func (t *Ticket) Complete(ctx context.Context, status int, contentType string, body []byte) error {
+	now := t.g.now()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return t.g.Store.Complete(ctx, t.scope, t.key, t.token, Record{
+		RequestHash: t.hash, Status: status, ContentType: contentType, Body: body,
+		CreatedAt: now, ExpiresAt: now.Add(t.g.ttl()),
+	})
+}
+
+// Release gives the key up so a retry runs afresh (the request failed, nothing worth replaying).
+func (t *Ticket) Release(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return t.g.Store.Release(ctx, t.scope, t.key, t.token)
+}
+
+func (g *Guard) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Guard) ttl() time.Duration   { return orDefault(g.TTL, TTL) }
+func (g *Guard) lease() time.Duration { return orDefault(g.Lease, 10*time.Minute) }
+func (g *Guard) pollMin() time.Duration {
+	return orDefault(g.PollMin, 20*time.Millisecond)
+}
+func (g *Guard) pollMax() time.Duration {
+	return orDefault(g.PollMax, 500*time.Millisecond)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// CheckKey reports whether an Idempotency-Key value is usable: 1 to MaxKeyLen visible ASCII
+// characters, so it can be stored and logged as it is.
+func CheckKey(k string) error {
+	if k == "" || len(k) > MaxKeyLen {
+		return fmt.Errorf("Idempotency-Key must be 1 to %d characters", MaxKeyLen)
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return fmt.Errorf("Idempotency-Key must be visible ASCII characters (no spaces)")
+		}
+	}
+	return nil
+}
