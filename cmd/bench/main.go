@@ -1,0 +1,112 @@
+// Command bench measures the latency the gateway adds over a direct call to a zero-delay fake
+// upstream, both on loopback HTTP: p50/p90/p99 at each concurrency, time to first byte of
+// streams, allocations and CPU per request, and the live heap of long streams. Run it with
+// make bench; docs/benchmarks.md records its figures.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/latencybench"
+)
+
+func main() {
+	n := flag.Int("n", 10000, "measured requests per target, mode and concurrency")
+	warmup := flag.Int("warmup", 500, "warm-up requests per target before each measurement")
+	rounds := flag.Int("rounds", 4, "rounds alternating direct and gateway")
+	conc := flag.String("c", "1,32", "comma-separated concurrency levels")
+	long := flag.String("long", "1000,10000,100000", "comma-separated content chunks of the long streams (empty: skip)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measurements to this file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	flag.Parse()
+
+	cfg := latencybench.Config{Requests: *n, Warmup: *warmup, Rounds: *rounds}
+	var err error
+	if cfg.Concurrency, err = ints(*conc); err != nil || len(cfg.Concurrency) == 0 {
+		fail(fmt.Errorf("-c: %v", err))
+	}
+	if cfg.LongStreams, err = ints(*long); err != nil {
+		fail(fmt.Errorf("-long: %v", err))
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 4096
+	}
+
+	env, err := latencybench.Start()
+	if err != nil {
+		fail(err)
+	}
+	defer env.Close()
+	fmt.Printf("SecureAI Gateway latency benchmark: %s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Printf("upstream %s, gateway %s; %d requests x %d rounds per cell, %d warm-up\n\n", env.UpstreamURL, env.GatewayURL, *n, *rounds, *warmup)
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	rows, err := latencybench.Measure(env, cfg, os.Stdout)
+	if err != nil {
+		fail(err)
+	}
+	met := latencybench.Report(os.Stdout, rows)
+
+	var heap []latencybench.HeapRun
+	for _, chunks := range cfg.LongStreams {
+		r, err := latencybench.LongStream(env, chunks)
+		if err != nil {
+			fail(err)
+		}
+		heap = append(heap, r)
+	}
+	if len(heap) > 0 {
+		latencybench.ReportHeap(os.Stdout, heap)
+	}
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		if err != nil {
+			fail(err)
+		}
+		_ = pprof.Lookup("allocs").WriteTo(f, 0)
+		f.Close()
+	}
+	verdict := "met"
+	if !met {
+		verdict = "NOT met (see the table)"
+	}
+	fmt.Printf("\nTargets (p50 added < 200µs, p99 added < 2ms): %s. Took %s.\n", verdict, time.Since(start).Round(time.Second))
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("want positive integers, got %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,107 @@
+package latencybench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+// Env is a running fake upstream and a gateway in front of it, both on loopback HTTP in this
+// process, built exactly as the local server builds them (gateway.New, the shared pooled client).
+type Env struct {
+	UpstreamURL string // http://127.0.0.1:port/v1/chat/completions
+	GatewayURL  string // http://127.0.0.1:port/v1/chat/completions
+	Secret      string // an API key the gateway accepts
+	servers     []*http.Server
+}
+
+// Model is the catalog name of the benchmark model; its upstream id is UpstreamModel.
+const (
+	Model         = "bench/small"
+	UpstreamModel = "fake-small"
+)
+
+type memKeys struct {
+	hash string
+	key  *apikey.Key
+}
+
+func (m memKeys) KeyByHash(_ context.Context, hash string) (*apikey.Key, error) {
+	if hash != m.hash {
+		return nil, apikey.ErrNotFound
+	}
+	return m.key, nil
+}
+
+// Start starts the upstream and the gateway.
+func Start() (*Env, error) {
+	e := &Env{}
+	up, err := e.serve(Upstream{})
+	if err != nil {
+		return nil, err
+	}
+	e.UpstreamURL = up + "/v1/chat/completions"
+
+	cat := &catalog.Catalog{
+		Providers: map[string]catalog.ProviderConfig{"bench": {Type: "openai", BaseURL: up + "/v1"}},
+		Models:    map[string]*catalog.Model{Model: {Name: Model, Provider: "bench", Upstream: UpstreamModel}},
+	}
+	if err := cat.Validate(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.Secret = apikey.NewSecret()
+	hash, _ := apikey.Hash(e.Secret)
+	keys := memKeys{hash: hash, key: &apikey.Key{ID: "key_bench", Hash: hash, Name: "bench", CreatedAt: time.Now()}}
+	gw, err := gateway.New(gateway.Deps{
+		Catalog:    cat,
+		Credential: func(string) string { return "" },
+		Keys:       keys,
+		Log:        slog.New(slog.DiscardHandler),
+		Budget:     5 * time.Minute,
+		MaxBody:    8 << 20,
+		Engine:     chain.Engine{Reserve: 100 * time.Millisecond},
+	})
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	g, err := e.serve(gw.Mux())
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.GatewayURL = g + "/v1/chat/completions"
+	return e, nil
+}
+
+func (e *Env) serve(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("latencybench: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	e.servers = append(e.servers, srv)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic(err)
+		}
+	}()
+	return "http://" + ln.Addr().String(), nil
+}
+
+// Close stops both servers.
+func (e *Env) Close() {
+	for _, s := range e.servers {
+		_ = s.Close()
+	}
+}

@@ -1,0 +1,228 @@
+package latencybench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Target is one endpoint the client calls: the upstream directly, or the gateway.
+type Target struct {
+	Name   string
+	URL    string
+	Auth   string // Authorization header value, empty for none
+	Plain  []byte // the non-streamed request body
+	Stream []byte // the streamed request body
+}
+
+const messages = `"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello."}],"max_tokens":64,"temperature":0`
+
+// Targets returns the direct and the gateway target of env, sending the same request bodies
+// except for the model name.
+func (e *Env) Targets() (direct, gw Target) {
+	body := func(model string, stream bool) []byte {
+		s := `{"model":"` + model + `",` + messages
+		if stream {
+			s += `,"stream":true,"stream_options":{"include_usage":true}`
+		}
+		return []byte(s + "}")
+	}
+	direct = Target{Name: "direct", URL: e.UpstreamURL, Plain: body(UpstreamModel, false), Stream: body(UpstreamModel, true)}
+	gw = Target{Name: "gateway", URL: e.GatewayURL, Auth: "Bearer " + e.Secret, Plain: body(Model, false), Stream: body(Model, true)}
+	return direct, gw
+}
+
+// NewClient is the benchmark client: keep-alive connections, enough idle ones for every worker,
+// no compression; the same for both targets.
+func NewClient(conc int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConns:        2 * conc,
+		MaxIdleConnsPerHost: 2 * conc,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}}
+}
+
+// caller makes requests of one worker, reusing its buffers.
+type caller struct {
+	client *http.Client
+	br     *bufio.Reader
+}
+
+// wantFrames is the data frames a default stream carries: role, content, finish, usage, [DONE].
+const wantFrames = 1 + DefaultChunks + 1 + 1 + 1
+
+func (c *caller) post(t Target, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, t.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header["Content-Type"] = []string{"application/json"}
+	if t.Auth != "" {
+		req.Header["Authorization"] = []string{t.Auth}
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: status %d: %s", t.Name, resp.StatusCode, msg)
+	}
+	return resp, nil
+}
+
+// plain makes one non-streamed call and returns its latency (the whole body read).
+func (c *caller) plain(t Target) (time.Duration, error) {
+	start := time.Now()
+	resp, err := c.post(t, t.Plain)
+	if err != nil {
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return time.Since(start), err
+}
+
+// stream makes one streamed call and returns the time to the first data frame and the total.
+func (c *caller) stream(t Target, body []byte, each func(frame int)) (ttfb, total time.Duration, frames int, err error) {
+	start := time.Now()
+	resp, err := c.post(t, body)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer resp.Body.Close()
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(resp.Body, 32<<10)
+	} else {
+		c.br.Reset(resp.Body)
+	}
+	var last []byte
+	for {
+		line, err := c.br.ReadSlice('\n')
+		if err == io.EOF && len(line) == 0 {
+			break
+		}
+		if err != nil {
+			return 0, 0, frames, fmt.Errorf("%s: reading stream: %w", t.Name, err)
+		}
+		if bytes.HasPrefix(line, []byte("data: ")) {
+			if frames == 0 {
+				ttfb = time.Since(start)
+			}
+			frames++
+			last = append(last[:0], line...)
+			if each != nil {
+				each(frames)
+			}
+		}
+	}
+	total = time.Since(start)
+	if !bytes.Equal(last, doneFrame[:len(doneFrame)-1]) {
+		return 0, 0, frames, fmt.Errorf("%s: stream did not end with [DONE] (%d frames)", t.Name, frames)
+	}
+	return ttfb, total, frames, nil
+}
+
+// Run is the outcome of n requests to one target at one concurrency.
+type Run struct {
+	Latency []time.Duration // whole request; sorted
+	TTFB    []time.Duration // streams only; sorted
+	Wall    time.Duration
+	Bytes   uint64        // heap bytes allocated in this process during the run
+	Mallocs uint64        // heap objects allocated in this process during the run
+	CPU     time.Duration // user+system CPU time of this process during the run
+	GCs     uint32
+}
+
+// Merge adds o's samples to r.
+func (r *Run) Merge(o Run) {
+	r.Latency = append(r.Latency, o.Latency...)
+	r.TTFB = append(r.TTFB, o.TTFB...)
+	r.Wall += o.Wall
+	r.Bytes += o.Bytes
+	r.Mallocs += o.Mallocs
+	r.CPU += o.CPU
+	r.GCs += o.GCs
+	slices.Sort(r.Latency)
+	slices.Sort(r.TTFB)
+}
+
+// Load sends n requests to t from conc workers, each waiting for its answer before the next.
+func Load(client *http.Client, t Target, stream bool, conc, n int) (Run, error) {
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		firstEr error
+		lat     = make([][]time.Duration, conc)
+		ttfb    = make([][]time.Duration, conc)
+	)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	start := time.Now()
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &caller{client: client}
+			for next.Add(1) <= int64(n) {
+				var d, f time.Duration
+				var err error
+				if stream {
+					var frames int
+					f, d, frames, err = c.stream(t, t.Stream, nil)
+					if err == nil && frames != wantFrames {
+						err = fmt.Errorf("%s: %d data frames, want %d", t.Name, frames, wantFrames)
+					}
+					ttfb[w] = append(ttfb[w], f)
+				} else {
+					d, err = c.plain(t)
+				}
+				if err != nil {
+					mu.Lock()
+					if firstEr == nil {
+						firstEr = err
+					}
+					mu.Unlock()
+					return
+				}
+				lat[w] = append(lat[w], d)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	if firstEr != nil {
+		return Run{}, firstEr
+	}
+	r := Run{Wall: wall, CPU: cpu, Bytes: m1.TotalAlloc - m0.TotalAlloc, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC}
+	for w := range conc {
+		r.Latency = append(r.Latency, lat[w]...)
+		r.TTFB = append(r.TTFB, ttfb[w]...)
+	}
+	slices.Sort(r.Latency)
+	slices.Sort(r.TTFB)
+	return r, nil
+}
+
+// Percentile returns the p-th percentile (0 < p <= 100) of sorted samples, nearest rank.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
