@@ -60,7 +60,8 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: os.Getenv, Keys: store, Log: log,
-		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond}})
+		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond},
+		Idempotency: store})
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
@@ -33,13 +35,16 @@ type Deps struct {
 	Budget     time.Duration // the request deadline when the platform sets none
 	MaxBody    int64
 	Engine     chain.Engine
+	// Idempotency keeps Idempotency-Key records; nil: requests carrying the header are refused.
+	Idempotency idempotency.Store
 }
 
 // Gateway holds the assembled endpoints.
 type Gateway struct {
-	deps   Deps
-	Router *catalog.Router
-	openai *openaiapi.Handler
+	deps    Deps
+	Router  *catalog.Router
+	openai  *openaiapi.Handler
+	classic *classicapi.Handler
 }
 
 // New builds the providers and endpoints once; nothing here runs per request.
@@ -50,9 +55,10 @@ func New(d Deps) (*Gateway, error) {
 	}
 	svc := &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings}
 	return &Gateway{
-		deps:   d,
-		Router: router,
-		openai: &openaiapi.Handler{Completions: svc, Models: router, MaxBody: d.MaxBody, Log: d.Log},
+		deps:    d,
+		Router:  router,
+		openai:  &openaiapi.Handler{Completions: svc, Models: router, MaxBody: d.MaxBody, Log: d.Log},
+		classic: newClassic(svc, d),
 	}, nil
 }
 
@@ -74,5 +80,6 @@ func (g *Gateway) Mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/chat/completions", g.OpenAIChat())
 	mux.Handle("GET /v1/models", g.OpenAIModels())
+	mux.Handle("POST /chat/completions", g.ClassicChat())
 	return mux
 }

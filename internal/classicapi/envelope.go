@@ -1,0 +1,101 @@
+package classicapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/tidwall/gjson"
+)
+
+// Metadata is the gateway's report in every classic answer (SPEC section 5).
+type Metadata struct {
+	ConversationID     string        `json:"conversation_id"`
+	IndexUsed          string        `json:"index_used"`
+	PolicyUsed         string        `json:"smltp_policy_used"`
+	PolicySource       string        `json:"smltp_policy_source"`
+	PolicyHash         string        `json:"smltp_policy_hash"`
+	ServedModel        string        `json:"served_model"`
+	RequestedModel     string        `json:"requested_model"`
+	Failover           *chain.Report `json:"failover,omitempty"`
+	RAGEnabled         bool          `json:"rag_enabled"`
+	DocumentsRetrieved int           `json:"documents_retrieved"`
+	Sources            []string      `json:"sources"`
+}
+
+// Usage carries both token vocabularies: OpenAI's and the input/output one.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+}
+
+func usageOf(u provider.Usage) Usage {
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens,
+		InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+}
+
+// envelope is a non-streamed success. Choices are the provider's, copied without decoding.
+type envelope struct {
+	Success  bool            `json:"success"`
+	ID       string          `json:"id"`
+	Object   string          `json:"object"`
+	Created  int64           `json:"created"`
+	Model    string          `json:"model"`
+	Choices  json.RawMessage `json:"choices"`
+	Usage    Usage           `json:"usage"`
+	Metadata Metadata        `json:"metadata"`
+}
+
+// metadata builds the report for an answer served by served.
+func (a *answer) metadata(served string, report chain.Report) Metadata {
+	m := Metadata{
+		ConversationID: a.conversationID, IndexUsed: a.in.Index,
+		PolicyUsed: a.in.Policy.Name, PolicySource: a.in.Policy.Source, PolicyHash: a.in.Policy.Hash,
+		ServedModel: served, RequestedModel: a.plan.Targets[0].Model, Sources: []string{},
+	}
+	if len(a.plan.Targets) > 1 {
+		m.Failover = &report
+	}
+	return m
+}
+
+func (a *answer) envelope(body []byte, u provider.Usage, served string, report chain.Report) ([]byte, error) {
+	choices := gjson.GetBytes(body, "choices")
+	raw := json.RawMessage("[]")
+	if choices.IsArray() {
+		raw = json.RawMessage(choices.Raw)
+	}
+	return json.Marshal(envelope{Success: true, ID: a.id, Object: "chat.completion", Created: a.created, Model: served,
+		Choices: raw, Usage: usageOf(u), Metadata: a.metadata(served, report)})
+}
+
+// problem is the classic error envelope.
+type problem struct {
+	Success   bool            `json:"success"`
+	Error     string          `json:"error"`
+	Message   string          `json:"message"`
+	RequestID string          `json:"request_id"`
+	Attempts  []chain.Attempt `json:"attempts,omitempty"`
+}
+
+// Render writes p in the classic error envelope {success:false, error, message, request_id,
+// attempts?}. It has httpapi.Render's signature so authentication errors use it too.
+func Render(w http.ResponseWriter, r *http.Request, p *apierr.Problem) {
+	httpapi.WriteJSON(w, p.Status, problem{Error: p.Title, Message: p.Message, RequestID: httpapi.RequestID(r.Context()), Attempts: p.Attempts})
+}
+
+var _ httpapi.Render = Render
+
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,127 @@
+package classicapi
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/idempotency"
+)
+
+// route names this endpoint in request hashes, so a key used here and on another route with the
+// same body is not mistaken for a repeat.
+const route = "POST /chat/completions"
+
+// ReplayedHeader marks an answer replayed from an idempotency record.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// idempotencyKey reads the Idempotency-Key header; "" when the request has none.
+func idempotencyKey(r *http.Request) (string, *apierr.Problem) {
+	vals := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1:
+		return "", apierr.BadRequest("Idempotency-Key", "send a single Idempotency-Key header")
+	}
+	if err := idempotency.CheckKey(vals[0]); err != nil {
+		return "", apierr.BadRequest("Idempotency-Key", err.Error())
+	}
+	return vals[0], nil
+}
+
+// idempotent serves a at most once per (API key, Idempotency-Key). Only a whole success is
+// recorded: an error (validation never gets here; a 5xx, an exhausted chain, a provider refusal)
+// or a stream that broke off releases the key, so the caller's retry runs afresh — nothing was
+// billed, and a transient failure must not be replayed for 24 hours. A stream is recorded as the
+// exact SSE frames sent and replayed as such.
+func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key string, body []byte, a *answer) {
+	if h.Idempotency == nil {
+		Render(w, r, apierr.New(http.StatusNotImplemented, "Idempotency unavailable",
+			"this deployment has no idempotency store; resend without Idempotency-Key", "server_error", "idempotency_unavailable"))
+		return
+	}
+	ticket, rec, err := h.Idempotency.Begin(r.Context(), scope, key, idempotency.RequestHash(route, body))
+	var (
+		mismatch   *idempotency.MismatchError
+		inProgress *idempotency.InProgressError
+	)
+	switch {
+	case errors.As(err, &mismatch):
+		Render(w, r, apierr.New(http.StatusUnprocessableEntity, "Idempotency key reused", mismatch.Error(), "invalid_request_error", "idempotency_key_reused"))
+		return
+	case errors.As(err, &inProgress):
+		Render(w, r, apierr.New(http.StatusConflict, "Request in progress", inProgress.Error(), "invalid_request_error", "idempotency_in_progress"))
+		return
+	case err != nil:
+		h.log().ErrorContext(r.Context(), "idempotency claim failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
+		Render(w, r, apierr.Internal())
+		return
+	case rec != nil:
+		replay(w, rec)
+		return
+	}
+
+	rw := &recorder{ResponseWriter: w}
+	recorded := false
+	defer func() {
+		// Also on a panic: a held key would otherwise block retries until its lease runs out.
+		if !recorded {
+			if err := ticket.Release(r.Context()); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
+				h.log().ErrorContext(r.Context(), "idempotency release failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
+			}
+		}
+	}()
+	if !h.serve(rw, r, a) || rw.status/100 != 2 {
+		return
+	}
+	recorded = true
+	if err := ticket.Complete(r.Context(), rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
+		h.log().ErrorContext(r.Context(), "idempotency record failed; a retry would run again", "request_id", httpapi.RequestID(r.Context()), "err", err)
+	}
+}
+
+func replay(w http.ResponseWriter, rec *idempotency.Record) {
+	h := w.Header()
+	h.Set("Content-Type", rec.ContentType)
+	if rec.ContentType == "text/event-stream" {
+		h.Set("Cache-Control", "no-cache")
+	}
+	h.Set(ReplayedHeader, "true")
+	w.WriteHeader(rec.Status)
+	_, _ = w.Write(rec.Body)
+}
+
+// recorder keeps a copy of what the handler sends, while sending it (and flushing SSE frames) as usual.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (rw *recorder) WriteHeader(status int) {
+	if rw.status == 0 {
+		rw.status = status
+	}
+	rw.ResponseWriter.WriteHeader(status)
+}
+
+func (rw *recorder) Write(b []byte) (int, error) {
+	if rw.status == 0 {
+		rw.status = http.StatusOK
+	}
+	rw.buf.Write(b) // kept even if the caller is gone: the record is what a retry gets
+	return rw.ResponseWriter.Write(b)
+}
+
+// Flush keeps SSE frames leaving at once through the recorder.
+func (rw *recorder) Flush() {
+	if f, ok := rw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }

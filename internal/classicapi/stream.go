@@ -1,0 +1,127 @@
+package classicapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/oaiwire"
+)
+
+// Frame prefixes of the classic typed stream: data: {"type":…,"data":…}.
+var (
+	metadataPrefix = []byte(`{"type":"metadata","data":`)
+	chunkPrefix    = []byte(`{"type":"chunk","data":`)
+	usagePrefix    = []byte(`{"type":"usage","data":`)
+	errorPrefix    = []byte(`{"type":"error","data":`)
+	frameSuffix    = []byte(`}`)
+)
+
+// metadataFrame opens a classic stream: the envelope without choices and usage, naming the
+// serving model and carrying the failover report.
+type metadataFrame struct {
+	Success  bool     `json:"success"`
+	ID       string   `json:"id"`
+	Object   string   `json:"object"`
+	Created  int64    `json:"created"`
+	Model    string   `json:"model"`
+	Metadata Metadata `json:"metadata"`
+}
+
+// streamError is the data of an error frame: the classic error envelope plus a code.
+type streamError struct {
+	Success   bool   `json:"success"`
+	Error     string `json:"error"`
+	Message   string `json:"message"`
+	Code      string `json:"code"`
+	RequestID string `json:"request_id"`
+}
+
+// stream serves a streamed answer: metadata (once the first token is secured), the provider's
+// chunks, usage, [DONE]. It reports whether the stream went out whole.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool {
+	st, report, err := h.Completions.Stream(r.Context(), a.plan, a.in.Upstream)
+	if err != nil {
+		h.fail(w, r, err, report) // nothing was sent yet: a plain JSON error
+		return false
+	}
+	defer st.Close()
+	meta, err := json.Marshal(metadataFrame{Success: true, ID: a.id, Object: "chat.completion.chunk", Created: a.created,
+		Model: st.Served, Metadata: a.metadata(st.Served, report)})
+	if err != nil {
+		return false
+	}
+	out := httpapi.StartSSE(w)
+	if frame(out, metadataPrefix, meta) != nil {
+		return false
+	}
+	for {
+		c, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			h.interrupted(r, out, err)
+			return false
+		}
+		if c.UsageOnly {
+			continue // the usage frame reports it
+		}
+		if chunk(out, c.Data, st.Served) != nil {
+			return false // the caller went away; Close cancels the upstream call
+		}
+	}
+	if st.Usage != nil {
+		u, _ := json.Marshal(usageOf(*st.Usage))
+		if frame(out, usagePrefix, u) != nil {
+			return false
+		}
+	}
+	return out.Done() == nil
+}
+
+// chunk writes a provider chunk as is, only its model replaced by the served model's name.
+func chunk(out *httpapi.SSE, data []byte, served string) error {
+	if err := out.Begin(); err != nil {
+		return err
+	}
+	w := out.Writer()
+	if _, err := w.Write(chunkPrefix); err != nil {
+		return err
+	}
+	if err := oaiwire.WriteObject(w, data, served, "", nil); err != nil {
+		return err
+	}
+	if _, err := w.Write(frameSuffix); err != nil {
+		return err
+	}
+	return out.End()
+}
+
+func frame(out *httpapi.SSE, prefix, data []byte) error {
+	if err := out.Begin(); err != nil {
+		return err
+	}
+	w := out.Writer()
+	for _, b := range [][]byte{prefix, data, frameSuffix} {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return out.End()
+}
+
+// interrupted ends a stream that broke after its first token with an error frame and no [DONE],
+// so the caller cannot mistake the truncated answer for a whole one.
+func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
+	var in *completion.Interruption
+	if !errors.As(err, &in) {
+		in = &completion.Interruption{Code: "stream_interrupted", Message: "the stream broke off"}
+	}
+	h.log().WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
+	data, _ := json.Marshal(streamError{Error: "Stream interrupted", Message: in.Message, Code: in.Code, RequestID: httpapi.RequestID(r.Context())})
+	_ = frame(out, errorPrefix, data)
+}

@@ -1,0 +1,29 @@
+package gateway
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/idempotency"
+)
+
+// lambdaMaxDuration is the longest a Lambda invocation can run: with no local budget, an
+// idempotency claim must outlast it, or a repeat could take over a request still running.
+const lambdaMaxDuration = 15 * time.Minute
+
+func newClassic(svc *completion.Service, d Deps) *classicapi.Handler {
+	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
+	if d.Idempotency != nil {
+		lease := lambdaMaxDuration + time.Minute
+		if d.Budget > 0 {
+			lease = d.Budget + time.Minute
+		}
+		h.Idempotency = &idempotency.Guard{Store: d.Idempotency, TTL: idempotency.TTL, Lease: lease}
+	}
+	return h
+}
+
+// ClassicChat serves POST /chat/completions.
+func (g *Gateway) ClassicChat() http.Handler { return g.endpoint(classicapi.Render, g.classic.Chat) }
