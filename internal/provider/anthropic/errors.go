@@ -1,0 +1,74 @@
+package anthropic
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// statusError classifies a non-200 answer from its status and Anthropic's error body
+// {"type":"error","error":{"type":…,"message":…}}.
+func (a *adapter) statusError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := gjson.GetBytes(body, "error")
+	perr := a.apiError(resp.StatusCode, e.Get("type").String(), e.Get("message").String())
+	perr.RetryAfter = provider.RetryAfter(resp.Header, time.Now())
+	return perr
+}
+
+// apiError classifies an Anthropic error by HTTP status (0 for an error event inside a stream)
+// and error type. Anthropic names no code for a too-long prompt or a content-filter block, so
+// those are recognised by their documented messages.
+func (a *adapter) apiError(status int, typ, msg string) *provider.Error {
+	if a.key != "" {
+		msg = strings.ReplaceAll(msg, a.key, "[redacted]") // never echo the credential
+	}
+	e := &provider.Error{Status: status, Reason: provider.ReasonForStatus(status), Err: fmt.Errorf("anthropic %d %s", status, typ)}
+	switch typ {
+	case "overloaded_error", "api_error":
+		e.Reason = chain.ServerError
+	case "rate_limit_error":
+		e.Reason = chain.RateLimit
+	case "authentication_error", "permission_error":
+		// The gateway's credential was refused: not the caller's fault, and nothing they may see.
+		e.Reason, e.Status, e.Type = "", http.StatusBadGateway, "upstream_auth_error"
+		e.Message = "provider " + a.name + " rejected the gateway's credential"
+		return e
+	}
+	if e.Reason != "" {
+		e.Type = "server_error"
+		if e.Reason == chain.RateLimit {
+			e.Type = "rate_limit_error"
+		}
+		e.Message = "provider " + a.name + ": " + orDefault(msg, "unavailable")
+		return e
+	}
+	e.Type, e.Message = "invalid_request_error", "provider "+a.name+": "+orDefault(msg, "request rejected")
+	if e.Status == 0 || e.Status == http.StatusRequestEntityTooLarge {
+		e.Status = http.StatusBadRequest
+	}
+	lower := strings.ToLower(msg)
+	switch {
+	case strings.Contains(lower, "prompt is too long"), strings.Contains(lower, "context limit"), strings.Contains(lower, "context window"):
+		e.Status, e.Code = http.StatusBadRequest, "context_length_exceeded"
+	case strings.Contains(lower, "content filtering"), strings.Contains(lower, "content policy"):
+		e.Status, e.Code = http.StatusBadRequest, "content_filter"
+	case e.Status == http.StatusNotFound:
+		e.Code = "model_not_found"
+	}
+	return e
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

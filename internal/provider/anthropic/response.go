@@ -1,0 +1,74 @@
+package anthropic
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// translateResponse turns a Messages API answer into a chat.completion.
+func translateResponse(raw []byte, model string, created int64) (*provider.Response, error) {
+	if !gjson.ValidBytes(raw) {
+		return nil, malformed("response")
+	}
+	msg := gjson.ParseBytes(raw)
+	var (
+		text  []byte // JSON string token
+		texts []byte // decoded, when several text blocks must be joined
+		n     int
+		calls []toolCall
+	)
+	for _, block := range msg.Get("content").Array() {
+		switch block.Get("type").String() {
+		case "text":
+			t := block.Get("text")
+			if n++; n == 1 {
+				text = []byte(t.Raw)
+			}
+			texts = append(texts, t.Str...)
+		case "tool_use":
+			calls = append(calls, toolCall{
+				id:   block.Get("id").String(),
+				name: block.Get("name").String(),
+				args: appendString(nil, orDefault(block.Get("input").Raw, "{}")),
+			})
+		}
+	}
+	if n > 1 {
+		text = appendString(nil, string(texts))
+	}
+	u := usage(msg.Get("usage"))
+	if m := msg.Get("model").String(); m != "" {
+		model = m
+	}
+	body := appendCompletion(make([]byte, 0, len(raw)+256), msg.Get("id").String(), model, created, text, calls, finishReason(msg.Get("stop_reason").String()), u)
+	return &provider.Response{Body: body, Usage: u}, nil
+}
+
+// usage counts cached prompt tokens as prompt tokens: Anthropic reports them apart, OpenAI's
+// prompt_tokens includes them.
+func usage(u gjson.Result) provider.Usage {
+	return provider.Usage{
+		PromptTokens:     int(u.Get("input_tokens").Int() + u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int()),
+		CompletionTokens: int(u.Get("output_tokens").Int()),
+	}
+}
+
+func finishReason(stop string) string {
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		return "tool_calls"
+	case "refusal":
+		return "content_filter"
+	}
+	return "stop" // end_turn, stop_sequence, pause_turn
+}
+
+// malformed reports an answer that is not the provider's documented shape: the provider failed,
+// so another model may be tried.
+func malformed(what string) *provider.Error {
+	return &provider.Error{Reason: chain.ServerError, Type: "server_error", Message: "provider anthropic sent a malformed " + what}
+}
