@@ -28,3 +28,20 @@ bench: ## measure the latency the gateway adds over a direct call (not part of t
 
 clean: ## remove build output and the local store
 	rm -rf build .aws-sam .secureai
+
+# ---------- Lambda functions ----------
+# One binary per endpoint, for provided.al2023 on arm64. `sam build` calls build-<LogicalId>.
+FUNCTIONS := $(notdir $(wildcard functions/*))
+LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w -buildid='
+lambda_build = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) go build $(LAMBDA_GOFLAGS) -o $(2)/bootstrap ./functions/$(1)
+
+build: ## build every Lambda function into build/<name>/bootstrap
+	@$(foreach f,$(FUNCTIONS),echo "build $(f)" && $(call lambda_build,$(f),build/$(f)) &&) true
+
+build-OpenAIChatFunction: ; $(call lambda_build,openai-chat,$(ARTIFACTS_DIR))
+build-ClassicChatFunction: ; $(call lambda_build,classic-chat,$(ARTIFACTS_DIR))
+build-ModelsFunction: ; $(call lambda_build,models,$(ARTIFACTS_DIR))
+
+invoke: ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
+	.venv/bin/sam build --template template.yaml && .venv/bin/sam local invoke $(FN) --event $(EVENT)

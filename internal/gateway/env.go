@@ -16,6 +16,7 @@ type Env struct {
 	MaxBody        int64         // SECUREAI_MAX_BODY_BYTES, default 8 MiB
 	Demo           bool          // SECUREAI_DEMO: the built-in demo provider, default on locally
 	BootstrapKey   string        // SECUREAI_BOOTSTRAP_KEY: the first admin key's secret
+	KeyCacheTTL    time.Duration // SECUREAI_KEY_CACHE_TTL: how long a warm Lambda trusts a key it read, default 30s
 }
 
 // LoadEnv reads the environment; a malformed value is an error naming the variable.
@@ -32,6 +33,9 @@ func LoadEnv(demoDefault bool) (Env, error) {
 	}
 	if e.MaxBody, err = strconv.ParseInt(getenv("SECUREAI_MAX_BODY_BYTES", "8388608"), 10, 64); err != nil || e.MaxBody <= 0 {
 		return e, fmt.Errorf("SECUREAI_MAX_BODY_BYTES: want a positive number of bytes, got %q", os.Getenv("SECUREAI_MAX_BODY_BYTES"))
+	}
+	if e.KeyCacheTTL, err = time.ParseDuration(getenv("SECUREAI_KEY_CACHE_TTL", "30s")); err != nil || e.KeyCacheTTL < 0 {
+		return e, fmt.Errorf("SECUREAI_KEY_CACHE_TTL: want a duration such as 30s, got %q", os.Getenv("SECUREAI_KEY_CACHE_TTL"))
 	}
 	if e.Demo, err = strconv.ParseBool(getenv("SECUREAI_DEMO", strconv.FormatBool(demoDefault))); err != nil {
 		return e, fmt.Errorf("SECUREAI_DEMO: want true or false, got %q", os.Getenv("SECUREAI_DEMO"))

@@ -30,6 +30,7 @@ func Factories() map[string]catalog.Factory {
 type Deps struct {
 	Catalog    *catalog.Catalog
 	Credential func(name string) string // resolves a provider's api_key_env
+	HTTPClient *http.Client             // shared by every provider; nil: a pooled default
 	Keys       httpapi.KeyFinder
 	Log        *slog.Logger
 	Budget     time.Duration // the request deadline when the platform sets none
@@ -49,7 +50,10 @@ type Gateway struct {
 
 // New builds the providers and endpoints once; nothing here runs per request.
 func New(d Deps) (*Gateway, error) {
-	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, provider.NewHTTPClient())
+	if d.HTTPClient == nil {
+		d.HTTPClient = provider.NewHTTPClient()
+	}
+	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, d.HTTPClient)
 	if err != nil {
 		return nil, err
 	}
