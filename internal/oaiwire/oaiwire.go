@@ -7,52 +7,82 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
 
 // WriteObject writes obj with its "model" set to model and, when extra is not empty, the raw JSON
 // extra added under key. obj must be a JSON object (the provider adapters guarantee it).
+//
+// It runs once per streamed chunk, so it allocates nothing when w is an io.StringWriter (an
+// http.ResponseWriter is) and model needs no escaping.
 func WriteObject(w io.Writer, obj []byte, model string, key string, extra []byte) error {
 	end := bytes.LastIndexByte(obj, '}')
 	if end < 0 {
 		_, err := w.Write(obj)
 		return err
 	}
-	var scratch [128]byte
-	quoted := strconv.AppendQuote(scratch[:0], model)
-	m := gjson.GetBytes(obj, "model")
-	var err error
-	write := func(b []byte) {
-		if err == nil {
-			_, err = w.Write(b)
-		}
-	}
+	// The result aliases obj and is dropped before returning, so obj need not be copied to a
+	// string (gjson.GetBytes would copy the value out).
+	m := gjson.Get(unsafe.String(unsafe.SliceData(obj), len(obj)), "model")
+	ww := writer{w: w}
 	if m.Exists() && m.Index > 0 {
-		write(obj[:m.Index])
-		write(quoted)
-		write(obj[m.Index+len(m.Raw) : end])
+		ww.write(obj[:m.Index])
+		ww.quoted(model)
+		ww.write(obj[m.Index+len(m.Raw) : end])
 	} else {
-		write(obj[:end])
-		write(sep(obj[:end]))
-		write([]byte(`"model":`))
-		write(quoted)
+		ww.write(obj[:end])
+		if needsComma(obj[:end]) {
+			ww.str(`,`)
+		}
+		ww.str(`"model":`)
+		ww.quoted(model)
 	}
 	if len(extra) > 0 {
-		write([]byte(`,"`))
-		write([]byte(key))
-		write([]byte(`":`))
-		write(extra)
+		ww.str(`,"`)
+		ww.str(key)
+		ww.str(`":`)
+		ww.write(extra)
 	}
-	write(obj[end:])
-	return err
+	ww.write(obj[end:])
+	return ww.err
 }
 
-// sep is the comma needed before a new member, none when the object is still empty.
-func sep(head []byte) []byte {
-	t := bytes.TrimRight(head, " \t\r\n")
-	if len(t) > 0 && t[len(t)-1] == '{' {
-		return nil
+// writer keeps the first error and writes strings without converting them when it can.
+type writer struct {
+	w   io.Writer
+	err error
+}
+
+func (w *writer) write(b []byte) {
+	if w.err == nil {
+		_, w.err = w.w.Write(b)
 	}
-	return []byte{','}
+}
+
+func (w *writer) str(s string) {
+	if w.err == nil {
+		_, w.err = io.WriteString(w.w, s)
+	}
+}
+
+// quoted writes s as strconv.Quote would: as is between quotes when nothing in it needs escaping.
+func (w *writer) quoted(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			w.write(strconv.AppendQuote(nil, s))
+			return
+		}
+	}
+	w.str(`"`)
+	w.str(s)
+	w.str(`"`)
+}
+
+// needsComma reports whether a new member needs a comma before it: not when the object is still
+// empty.
+func needsComma(head []byte) bool {
+	t := bytes.TrimRight(head, " \t\r\n")
+	return !(len(t) > 0 && t[len(t)-1] == '{')
 }
