@@ -1,0 +1,37 @@
+package dynamostore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+var (
+	// ErrExists is returned when a create would overwrite an item (for keys: an equal secret hash).
+	ErrExists = errors.New("dynamostore: item already exists")
+	// ErrConflict is returned when an optimistic update kept losing to concurrent writers; the
+	// caller may retry the whole operation.
+	ErrConflict = errors.New("dynamostore: item changed concurrently, try again")
+)
+
+// OpError wraps an error from DynamoDB with the operation and table it came from, so a log line
+// says what failed without the caller adding context.
+type OpError struct {
+	Op    string // GetItem, PutItem, Query, Scan, ...
+	Table string
+	Err   error
+}
+
+func (e *OpError) Error() string {
+	return fmt.Sprintf("dynamostore: %s %s: %v", e.Op, e.Table, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// ConditionFailed reports whether err (possibly wrapped) is DynamoDB rejecting a write because its
+// condition expression did not hold. Callers map it to a domain error (ErrExists, ErrConflict…).
+func ConditionFailed(err error) bool {
+	var cf *types.ConditionalCheckFailedException
+	return errors.As(err, &cf)
+}
