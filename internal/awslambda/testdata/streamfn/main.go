@@ -1,0 +1,48 @@
+// Command streamfn is a Lambda bootstrap for tests of the streaming adapter
+// over the real runtime loop: it writes one SSE chunk, flushes, and waits for
+// the test (GET $STREAMFN_RELEASE_URL, when set) before it writes the rest, so a
+// test can see the first chunk arrive while the handler is still running.
+//
+// ?status=N sets the status; the path /abort fails the stream after the wait and
+// /panic fails before anything is written.
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+)
+
+func main() { awslambda.StartStreaming(http.HandlerFunc(serve)) }
+
+func serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/panic" {
+		panic("boom before headers")
+	}
+	status := http.StatusOK
+	if s, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
+		status = s
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Add("X-Multi", "a")
+	w.Header().Add("X-Multi", "b")
+	w.WriteHeader(status)
+	io.WriteString(w, "data: first\n\n")
+	w.(http.Flusher).Flush()
+
+	if url := os.Getenv("STREAMFN_RELEASE_URL"); url != "" {
+		resp, err := http.Get(url)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+	}
+	if r.URL.Path == "/abort" {
+		io.WriteString(w, "data: {\"error\":{\"message\":\"upstream cut\"}}\n\n")
+		panic(http.ErrAbortHandler)
+	}
+	io.WriteString(w, "data: second\n\n")
+}

@@ -1,0 +1,71 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Lambda is a function binary running under the Runtime Interface Emulator.
+type Lambda struct {
+	url  string
+	proc *process
+	// The emulator crashes on two concurrent invokes; mu serializes them.
+	mu sync.Mutex
+}
+
+// StartLambda runs bootstrap under the emulator with env added to the test's
+// environment, and stops it when the test ends.
+func StartLambda(t testing.TB, bootstrap string, env ...string) *Lambda {
+	t.Helper()
+	rie := RIE(t)
+	var api, emu string
+	for _, a := range []*string{&api, &emu} {
+		addr, err := freeAddr()
+		if err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		*a = addr
+	}
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", emu, "--runtime-api-address", api, bootstrap)
+	cmd.Env = append(os.Environ(), env...)
+	p, err := startProcess(cmd)
+	if err != nil {
+		t.Fatalf("testenv: starting %s: %v", rie, err)
+	}
+	t.Cleanup(p.stop)
+	l := &Lambda{url: "http://" + emu + "/2015-03-31/functions/function/invocations", proc: p}
+	// Any answer on the emulator's port means it is listening; it starts the
+	// bootstrap on the first invoke.
+	if err := p.waitHTTP("http://"+emu+"/", 30*time.Second); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return l
+}
+
+// Invoke sends payload as one invocation and returns the function's raw output.
+func (l *Lambda) Invoke(t testing.TB, payload []byte) []byte {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	client := &http.Client{Timeout: 60 * time.Second}
+	resp, err := client.Post(l.url, "application/json", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatalf("testenv: invoke: %v\n%s", err, l.proc.out)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("testenv: invoke: status %d, %v: %s\n%s", resp.StatusCode, err, body, l.proc.out)
+	}
+	return body
+}
+
+// Output returns what the emulator and the function logged so far.
+func (l *Lambda) Output() string { return fmt.Sprint(l.proc.out) }
