@@ -19,13 +19,17 @@ bin=.bin
 
 hash_of() { sha256sum "$1" | cut -d' ' -f1; }
 
-# Python tools.
-req_hash=$(hash_of requirements-test.txt)
-stamp=$venv/.requirements-test.sha256
-if [[ ! -x $venv/bin/python ]]; then
-	echo "setup-test-tools: creating $venv"
-	"$PYTHON" -m venv "$venv"
+# Python tools. The stamp also names the venv's Python, so a venv rebuilt on a
+# different interpreter gets its packages reinstalled.
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c '' 2>/dev/null; then
+	echo "setup-test-tools: creating $venv with $PYTHON"
+	"$PYTHON" -m venv --clear "$venv" || {
+		echo "setup-test-tools: '$PYTHON -m venv' failed; install Python 3 with venv (Debian/Ubuntu: python3-venv)" >&2
+		exit 1
+	}
 fi
+req_hash="$(hash_of requirements-test.txt) $("$venv/bin/python" --version 2>&1)"
+stamp=$venv/.requirements-test.stamp
 if [[ ! -f $stamp || $(cat "$stamp") != "$req_hash" ]]; then
 	echo "setup-test-tools: installing requirements-test.txt into $venv"
 	"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip

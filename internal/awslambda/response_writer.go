@@ -51,6 +51,9 @@ func (w *streamWriter) WriteHeader(code int) {
 
 func (w *streamWriter) Write(p []byte) (int, error) {
 	w.commit(http.StatusOK, p)
+	if len(p) == 0 {
+		return 0, nil // a pipe write would wait for a reader even with nothing to send
+	}
 	n, err := w.pipe.Write(p)
 	if err != nil {
 		w.abort()

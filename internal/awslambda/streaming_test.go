@@ -120,6 +120,11 @@ func TestStreamingStatusAndHeaders(t *testing.T) {
 			wantStatus: 200,
 		},
 		{
+			name:       "empty write commits without blocking",
+			handler:    func(w http.ResponseWriter, r *http.Request) { w.Write(nil) },
+			wantStatus: 200,
+		},
+		{
 			name: "status without body",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusNoContent)

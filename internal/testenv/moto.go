@@ -20,8 +20,8 @@ var shared struct {
 	motoErr  error
 }
 
-// Main runs the package's tests and then stops the tools they shared. Every
-// package that calls Moto needs it:
+// Main runs the package's tests and then stops the tools they shared and
+// removes shared builds. Every package that calls Moto needs it:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 //
@@ -34,6 +34,7 @@ func Main(m *testing.M) {
 	shared.mu.Unlock()
 	code := m.Run()
 	stopShared()
+	removeBuilds()
 	os.Exit(code)
 }
 

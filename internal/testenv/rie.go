@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -68,4 +67,4 @@ func (l *Lambda) Invoke(t testing.TB, payload []byte) []byte {
 }
 
 // Output returns what the emulator and the function logged so far.
-func (l *Lambda) Output() string { return fmt.Sprint(l.proc.out) }
+func (l *Lambda) Output() string { return l.proc.out.String() }

@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -32,5 +33,17 @@ func TestRIERunsAFunctionBinary(t *testing.T) {
 		if resp.StatusCode != 201 || resp.Body != "data: first\n\ndata: second\n\n" {
 			t.Errorf("invoke %d: got %d %q", i, resp.StatusCode, resp.Body)
 		}
+	}
+}
+
+// Without AWS_SAM_LOCAL the function streams; the emulator buffers the stream
+// and returns the raw HTTP-integration output: prelude, eight NULs, body.
+func TestRIEBuffersAStreamingFunction(t *testing.T) {
+	bootstrap := testenv.GoBuild(t, "../awslambda/testdata/streamfn")
+	fn := testenv.StartLambda(t, bootstrap, "AWS_SAM_LOCAL=", "STREAMFN_RELEASE_URL=")
+	out := fn.Invoke(t, []byte(`{"httpMethod":"GET","path":"/"}`))
+	head, body, ok := strings.Cut(string(out), "\x00\x00\x00\x00\x00\x00\x00\x00")
+	if !ok || !strings.Contains(head, `"statusCode":200`) || body != "data: first\n\ndata: second\n\n" {
+		t.Fatalf("output = %q", out)
 	}
 }
