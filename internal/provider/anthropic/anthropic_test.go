@@ -51,7 +51,7 @@ func TestComplete(t *testing.T) {
 				tc := b.Get("choices.0.message.tool_calls.0")
 				if tc.Get("id").String() != "toolu_01A09q90qw90lq917835lq9" || tc.Get("type").String() != "function" ||
 					tc.Get("function.name").String() != "get_weather" ||
-					gjson.Get(tc.Get("function.arguments").String(), "location").String() != "San Francisco, CA" ||
+					tc.Get("function.arguments").String() != `{"location":"San Francisco, CA","unit":"celsius"}` ||
 					b.Get("choices.0.finish_reason").String() != "tool_calls" || r.Usage.PromptTokens != 484 {
 					t.Errorf("body = %s usage %+v", r.Body, r.Usage)
 				}

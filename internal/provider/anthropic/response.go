@@ -1,6 +1,9 @@
 package anthropic
 
 import (
+	"bytes"
+	"encoding/json"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -31,7 +34,7 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 			calls = append(calls, toolCall{
 				id:   block.Get("id").String(),
 				name: block.Get("name").String(),
-				args: appendString(nil, orDefault(block.Get("input").Raw, "{}")),
+				args: arguments(block.Get("input")),
 			})
 		}
 	}
@@ -44,6 +47,15 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 	}
 	body := appendCompletion(make([]byte, 0, len(raw)+256), msg.Get("id").String(), model, created, text, calls, finishReason(msg.Get("stop_reason").String()), u)
 	return &provider.Response{Body: body, Usage: u}, nil
+}
+
+// arguments returns a tool_use input as the compact JSON string OpenAI's arguments field holds.
+func arguments(input gjson.Result) []byte {
+	var buf bytes.Buffer
+	if input.IsObject() && json.Compact(&buf, []byte(input.Raw)) == nil {
+		return appendString(nil, buf.String())
+	}
+	return []byte(`"{}"`)
 }
 
 // usage counts cached prompt tokens as prompt tokens: Anthropic reports them apart, OpenAI's

@@ -1,0 +1,105 @@
+package gemini
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// translateResponse turns a GenerateContentResponse into a chat.completion.
+func translateResponse(raw []byte, model string, created int64) (*provider.Response, error) {
+	if !gjson.ValidBytes(raw) {
+		return nil, malformed("response")
+	}
+	r := gjson.ParseBytes(raw)
+	cand := r.Get("candidates.0")
+	if !cand.Exists() {
+		if br := r.Get("promptFeedback.blockReason"); br.Exists() {
+			return nil, contentFiltered(br.String())
+		}
+		return nil, malformed("response")
+	}
+	var (
+		text  []byte // JSON string token
+		texts []byte // decoded, when several text parts must be joined
+		n     int
+		calls []toolCall
+	)
+	for _, p := range cand.Get("content.parts").Array() {
+		if t := p.Get("text"); t.Type == gjson.String && !p.Get("thought").Bool() {
+			if n++; n == 1 {
+				text = []byte(t.Raw)
+			}
+			texts = append(texts, t.Str...)
+		} else if fc := p.Get("functionCall"); fc.Exists() {
+			calls = append(calls, toolCall{id: callID(fc), name: fc.Get("name").String(), args: arguments(fc)})
+		}
+	}
+	if n > 1 {
+		text = appendString(nil, string(texts))
+	}
+	u := usage(r.Get("usageMetadata"))
+	body := appendCompletion(make([]byte, 0, len(raw)+256), responseID(r), modelOf(r, model), created, text, calls,
+		finishReason(cand.Get("finishReason").String(), len(calls) > 0), u)
+	return &provider.Response{Body: body, Usage: u}, nil
+}
+
+// usage counts thinking tokens as completion tokens: Gemini bills them as output but reports
+// them apart.
+func usage(u gjson.Result) provider.Usage {
+	return provider.Usage{
+		PromptTokens:     int(u.Get("promptTokenCount").Int() + u.Get("toolUsePromptTokenCount").Int()),
+		CompletionTokens: int(u.Get("candidatesTokenCount").Int() + u.Get("thoughtsTokenCount").Int()),
+	}
+}
+
+func finishReason(reason string, toolCalls bool) string {
+	switch reason {
+	case "MAX_TOKENS":
+		return "length"
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT":
+		return "content_filter"
+	}
+	if toolCalls {
+		return "tool_calls" // Gemini says STOP after a function call
+	}
+	return "stop"
+}
+
+// arguments returns a functionCall's args as the JSON string OpenAI's arguments field holds.
+func arguments(fc gjson.Result) []byte {
+	if a := fc.Get("args"); a.IsObject() {
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(a.Raw)) == nil {
+			return appendString(nil, buf.String())
+		}
+	}
+	return []byte(`"{}"`)
+}
+
+// callID keeps Gemini's call id when it sends one; otherwise it makes one, since OpenAI clients
+// need an id to answer the call with.
+func callID(fc gjson.Result) string {
+	if id := fc.Get("id").String(); id != "" {
+		return id
+	}
+	return "call_" + rand.Text()
+}
+
+func responseID(r gjson.Result) string {
+	if id := r.Get("responseId").String(); id != "" {
+		return id
+	}
+	return "chatcmpl-" + rand.Text()
+}
+
+func modelOf(r gjson.Result, model string) string {
+	if m := r.Get("modelVersion").String(); m != "" {
+		return m
+	}
+	return model
+}
