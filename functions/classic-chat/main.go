@@ -1,0 +1,13 @@
+// Command classic-chat is the Lambda behind POST /chat/completions (response streaming).
+package main
+
+import (
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	awslambda.StartStreaming(cloud.Handler((*gateway.Gateway).ClassicChat, classicapi.Render))
+}

@@ -1,0 +1,13 @@
+// Command openai-chat is the Lambda behind POST /v1/chat/completions (response streaming).
+package main
+
+import (
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/openaiapi"
+)
+
+func main() {
+	awslambda.StartStreaming(cloud.Handler((*gateway.Gateway).OpenAIChat, openaiapi.Render))
+}
