@@ -77,3 +77,6 @@ func Prefix(secret string) string { return secret[:min(len(secret), 10)] }
 
 // ErrNotFound is returned by stores for an unknown key.
 var ErrNotFound = errors.New("apikey: not found")
+
+// ErrExists is returned by stores asked to create a key whose secret is already stored.
+var ErrExists = errors.New("apikey: a key with this secret already exists")

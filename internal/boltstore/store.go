@@ -13,6 +13,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 var (
@@ -31,7 +32,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: %w", err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("boltstore: %s is in use by another gateway process", path)
 	}
 	if err != nil {
@@ -70,7 +71,7 @@ func (s *Store) CreateKey(_ context.Context, k *apikey.Key) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(bucketKeys)
 		if keys.Get([]byte(k.Hash)) != nil {
-			return fmt.Errorf("boltstore: a key with this secret already exists")
+			return apikey.ErrExists
 		}
 		if err := keys.Put([]byte(k.Hash), raw); err != nil {
 			return err

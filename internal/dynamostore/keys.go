@@ -43,7 +43,7 @@ func (s *Store) CreateKey(ctx context.Context, k *apikey.Key) error {
 		ExpressionAttributeValues: cond.Values(),
 	})
 	if ConditionFailed(err) {
-		return fmt.Errorf("dynamostore: key %s: a key with this secret already exists: %w", k.ID, ErrExists)
+		return fmt.Errorf("dynamostore: key %s: %w (%w)", k.ID, apikey.ErrExists, ErrExists)
 	}
 	if err != nil {
 		return &OpError{Op: "PutItem", Table: s.tables.APIKeys, Err: err}

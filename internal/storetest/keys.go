@@ -182,8 +182,8 @@ func keysDuplicate(t *testing.T, s KeyStore) {
 	mustCreateKey(t, s, first)
 	dup := keyFixture(t, 1)
 	dup.Hash = first.Hash
-	if err := s.CreateKey(ctx, dup); err == nil {
-		t.Fatal("CreateKey with an existing hash succeeded, want an error")
+	if err := s.CreateKey(ctx, dup); !errors.Is(err, apikey.ErrExists) {
+		t.Fatalf("CreateKey with an existing hash = %v, want apikey.ErrExists", err)
 	}
 	sameKey(t, "the first key after the refused create", mustKeyByHash(t, s, first.Hash), first)
 	if _, err := s.KeyByID(ctx, dup.ID); !errors.Is(err, apikey.ErrNotFound) {
