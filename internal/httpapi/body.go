@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/tidwall/gjson"
@@ -21,7 +23,7 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 		return nil, apierr.New(413, "Request too large", fmt.Sprintf("request body exceeds %d bytes", limit), "invalid_request_error", "request_too_large")
 	case err != nil:
 		return nil, apierr.BadRequest("", "could not read the request body")
-	case !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject():
+	case !gjson.ValidBytes(body) || !gjson.Parse(view(body)).IsObject():
 		return nil, apierr.BadRequest("", "request body must be a JSON object")
 	}
 	if dup := duplicateKey(body); dup != "" {
@@ -37,10 +39,10 @@ func duplicateKey(body []byte) string {
 	var keys [32]string
 	seen := keys[:0]
 	dup := ""
-	gjson.ParseBytes(body).ForEach(func(k, _ gjson.Result) bool {
+	gjson.Parse(view(body)).ForEach(func(k, _ gjson.Result) bool {
 		for _, s := range seen {
 			if s == k.Str {
-				dup = k.Str
+				dup = strings.Clone(k.Str)
 				return false
 			}
 		}
@@ -49,6 +51,10 @@ func duplicateKey(body []byte) string {
 	})
 	return dup
 }
+
+// view is body as a string without a copy (gjson.ParseBytes copies the whole body). Results taken
+// from it alias body and must not outlive the call that reads them.
+func view(body []byte) string { return unsafe.String(unsafe.SliceData(body), len(body)) }
 
 // WithBudget bounds every request to budget, the local stand-in for a Lambda's deadline: the
 // failover chain never outlives it.
