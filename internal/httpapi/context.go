@@ -41,7 +41,9 @@ func WithRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
-		id := "req_" + hex.EncodeToString(b[:])
+		var text [len("req_") + 2*len(b)]byte // one allocation for the id, not three
+		hex.Encode(text[copy(text[:], "req_"):], b[:])
+		id := string(text[:])
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequestID, id)))
 	})
