@@ -98,9 +98,13 @@ func build(ctx context.Context, log *slog.Logger) (*gateway.Gateway, error) {
 		client = tracing.HTTPClient(client)
 		engine.Trace = tracing.Attempt
 	}
-	return gateway.New(gateway.Deps{
+	deps := gateway.Deps{
 		Catalog: cat, Credential: credential, HTTPClient: client, Log: log,
 		Keys:   keycache.New(store, env.KeyCacheTTL, time.Now),
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: engine,
-	})
+	}
+	if os.Getenv("SECUREAI_TABLE_IDEMPOTENCY") != "" {
+		deps.Idempotency = store // without a table, Idempotency-Key requests are refused (501)
+	}
+	return gateway.New(deps)
 }
