@@ -1,0 +1,88 @@
+package apikey
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHash(t *testing.T) {
+	valid := "sk-" + strings.Repeat("0123456789abcdef", 4)
+	sum := sha256.Sum256([]byte(valid))
+	cases := []struct {
+		name, secret string
+		ok           bool
+	}{
+		{"valid", valid, true},
+		{"uppercase-hex", "sk-" + strings.Repeat("ABCDEF0123456789", 4), true},
+		{"empty", "", false},
+		{"prefix-only", "sk-", false},
+		{"short", valid[:len(valid)-1], false},
+		{"long", valid + "0", false},
+		{"wrong-prefix", "pk-" + valid[3:], false},
+		{"uppercase-prefix", "SK-" + valid[3:], false},
+		{"non-hex", "sk-" + strings.Repeat("g", 64), false},
+		{"space-inside", "sk-" + strings.Repeat("a", 31) + " " + strings.Repeat("a", 32), false},
+		{"trailing-newline", valid[:len(valid)-1] + "\n", false},
+		{"multibyte", "sk-" + strings.Repeat("é", 32), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := Hash(tc.secret)
+			if tc.ok != (err == nil) {
+				t.Fatalf("Hash(%q) error %v, want ok=%v", tc.secret, err, tc.ok)
+			}
+			if !tc.ok && !errors.Is(err, ErrMalformed) {
+				t.Errorf("error %v, want ErrMalformed", err)
+			}
+			if tc.ok && len(h) != 64 {
+				t.Errorf("hash %q is not 64 hex digits", h)
+			}
+		})
+	}
+	if h, _ := Hash(valid); h != hex.EncodeToString(sum[:]) {
+		t.Errorf("Hash is not the hex SHA-256 of the secret")
+	}
+}
+
+func TestNewSecretHashes(t *testing.T) {
+	a, b := NewSecret(), NewSecret()
+	if a == b {
+		t.Fatal("two secrets are equal")
+	}
+	for _, s := range []string{a, b} {
+		if _, err := Hash(s); err != nil {
+			t.Errorf("NewSecret %q does not pass Hash: %v", s, err)
+		}
+	}
+	if p := Prefix(a); len(p) != 10 || !strings.HasPrefix(a, p) {
+		t.Errorf("Prefix %q", p)
+	}
+}
+
+func TestUsableAndAllows(t *testing.T) {
+	now := time.Now()
+	past, future := now.Add(-time.Second), now.Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		k    Key
+		ok   bool
+	}{
+		{"plain", Key{}, true},
+		{"revoked", Key{RevokedAt: &past}, false},
+		{"expired", Key{ExpiresAt: &past}, false},
+		{"expires-now", Key{ExpiresAt: &now}, false},
+		{"not-yet-expired", Key{ExpiresAt: &future}, true},
+	} {
+		if got := tc.k.Usable(now); got != tc.ok {
+			t.Errorf("%s: Usable = %v", tc.name, got)
+		}
+	}
+	k := Key{AllowedModels: []string{"a/b"}}
+	if !k.Allows("a/b") || k.Allows("a/c") || !(&Key{}).Allows("anything") {
+		t.Error("Allows is wrong")
+	}
+}
