@@ -1,0 +1,94 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBuiltinIsValid(t *testing.T) {
+	c := Builtin()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := c.Models["openai/gpt-5-nano"]
+	if m == nil || m.Name != "openai/gpt-5-nano" || m.Provider != "openai" || m.Upstream == "" {
+		t.Fatalf("openai/gpt-5-nano: %+v", m)
+	}
+}
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoad(t *testing.T) {
+	t.Run("no-path-is-builtin", func(t *testing.T) {
+		c, err := Load("")
+		if err != nil || len(c.Models) != len(Builtin().Models) {
+			t.Fatalf("%v, %d models", err, len(c.Models))
+		}
+	})
+	t.Run("overlay-adds-and-overrides", func(t *testing.T) {
+		c, err := Load(write(t, `{
+			"providers": {"groq": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "api_key_env": "GROQ_API_KEY"},
+			              "openai": {"type": "openai", "base_url": "http://localhost:9999/v1"}},
+			"models": {"groq/llama": {"upstream": "llama-3.3-70b", "pricing": {"input_per_1m": 0.5, "output_per_1m": 0.8}},
+			           "openai/gpt-5-nano": {"upstream": "gpt-5-nano-2026"},
+			           "mine/x": {"provider": "groq", "upstream": "x"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Providers["openai"].BaseURL != "http://localhost:9999/v1" || c.Providers["anthropic"].Type != "anthropic" {
+			t.Errorf("providers not merged: %+v", c.Providers)
+		}
+		if m := c.Models["groq/llama"]; m == nil || m.Provider != "groq" || m.Name != "groq/llama" || m.Pricing.OutputPer1M != 0.8 {
+			t.Errorf("groq/llama: %+v", m)
+		}
+		if m := c.Models["openai/gpt-5-nano"]; m.Upstream != "gpt-5-nano-2026" {
+			t.Errorf("override lost: %+v", m)
+		}
+		if m := c.Models["mine/x"]; m.Provider != "groq" {
+			t.Errorf("explicit provider lost: %+v", m)
+		}
+		if c.Models["openai/gpt-5"] == nil {
+			t.Error("built-in models dropped by the overlay")
+		}
+	})
+	errs := []struct{ name, body, want string }{
+		{"unknown-top-field", `{"provider": {}}`, "unknown field"},
+		{"unknown-model-field", `{"models": {"openai/x": {"upstream": "x", "price": 1}}}`, "unknown field"},
+		{"not-json", `{"models":`, "config.json"},
+		{"model-without-definition", `{"models": {"openai/x": null}}`, `"openai/x" has no definition`},
+		{"unknown-provider", `{"models": {"nowhere/x": {"upstream": "x"}}}`, `provider "nowhere"`},
+		{"no-upstream", `{"models": {"openai/x": {"pricing": {}}}}`, `"openai/x" has no upstream id`},
+	}
+	for _, tc := range errs {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(write(t, tc.body))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("missing-file", func(t *testing.T) {
+		if _, err := Load(filepath.Join(t.TempDir(), "nope.json")); err == nil || !strings.Contains(err.Error(), "SECUREAI_CONFIG") {
+			t.Fatalf("error %v, want it to name SECUREAI_CONFIG", err)
+		}
+	})
+}
+
+func TestBuiltinNotSharedBetweenLoads(t *testing.T) {
+	a := Builtin()
+	a.Models["openai/gpt-5-nano"].Upstream = "changed"
+	delete(a.Models, "openai/gpt-5")
+	b := Builtin()
+	if b.Models["openai/gpt-5-nano"].Upstream == "changed" || b.Models["openai/gpt-5"] == nil {
+		t.Error("Builtin returns shared state")
+	}
+}
