@@ -46,6 +46,9 @@ func main() {
 	defer env.Close()
 	fmt.Printf("SecureAI Gateway latency benchmark: %s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average before the run: %s", la) // the client, gateway and upstream share these cores with it
+	}
 	fmt.Printf("upstream %s, gateway %s; %d requests x %d rounds per cell, %d warm-up\n\n", env.UpstreamURL, env.GatewayURL, *n, *rounds, *warmup)
 
 	if *cpuprofile != "" {

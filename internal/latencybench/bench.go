@@ -150,7 +150,10 @@ type HeapRun struct {
 	Chunks   int
 	Frames   int
 	Duration time.Duration
+	Bytes    int64  // bytes of stream the client read
 	Base     uint64 // live heap before the request
+	First    uint64 // live heap at the first sample (5% of the stream)
+	Last     uint64 // live heap at the last sample (the end of the stream)
 	Peak     uint64 // highest live heap seen while streaming
 }
 
@@ -173,7 +176,11 @@ func LongStream(e *Env, chunks int) (HeapRun, error) {
 	every := max(1, chunks/20)
 	_, total, frames, err := c.stream(gw, body, func(frame int) {
 		if frame%every == 0 {
-			hr.Peak = max(hr.Peak, live())
+			v := live()
+			if hr.First == 0 {
+				hr.First = v
+			}
+			hr.Last, hr.Peak = v, max(hr.Peak, v)
 		}
 	})
 	if err != nil {
@@ -182,7 +189,7 @@ func LongStream(e *Env, chunks int) (HeapRun, error) {
 	if frames != chunks+4 {
 		return hr, fmt.Errorf("long stream: %d frames, want %d", frames, chunks+4)
 	}
-	hr.Frames, hr.Duration = frames, total
+	hr.Frames, hr.Duration, hr.Bytes = frames, total, c.read
 	return hr, nil
 }
 
@@ -190,10 +197,11 @@ func LongStream(e *Env, chunks int) (HeapRun, error) {
 func ReportHeap(w io.Writer, runs []HeapRun) {
 	fmt.Fprintln(w, "\nLive heap while streaming through the gateway (GC forced at 20 points of each stream):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| content chunks | frames | stream time | live heap before | peak live heap | peak growth |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| content chunks | streamed | stream time | live heap before | at 5% | at end | peak | peak - before |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+	kib := func(v uint64) string { return strconv.FormatUint(v/1024, 10) + " KiB" }
 	for _, r := range runs {
-		fmt.Fprintf(w, "| %d | %d | %s | %.0f KiB | %.0f KiB | %+.0f KiB |\n", r.Chunks, r.Frames, r.Duration.Round(time.Millisecond),
-			float64(r.Base)/1024, float64(r.Peak)/1024, (float64(r.Peak)-float64(r.Base))/1024)
+		fmt.Fprintf(w, "| %d | %.1f MiB | %s | %s | %s | %s | %s | %+.0f KiB |\n", r.Chunks, float64(r.Bytes)/(1<<20),
+			r.Duration.Round(time.Millisecond), kib(r.Base), kib(r.First), kib(r.Last), kib(r.Peak), (float64(r.Peak)-float64(r.Base))/1024)
 	}
 }

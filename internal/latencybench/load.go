@@ -54,6 +54,7 @@ func NewClient(conc int) *http.Client {
 type caller struct {
 	client *http.Client
 	br     *bufio.Reader
+	read   int64 // bytes of stream read so far
 }
 
 // wantFrames is the data frames a default stream carries: role, content, finish, usage, [DONE].
@@ -114,6 +115,7 @@ func (c *caller) stream(t Target, body []byte, each func(frame int)) (ttfb, tota
 		if err != nil {
 			return 0, 0, frames, fmt.Errorf("%s: reading stream: %w", t.Name, err)
 		}
+		c.read += int64(len(line))
 		if bytes.HasPrefix(line, []byte("data: ")) {
 			if frames == 0 {
 				ttfb = time.Since(start)
