@@ -6,7 +6,7 @@ export AWS_XRAY_SDK_DISABLED := true
 
 include $(wildcard mk/*.mk)
 
-.PHONY: help run test unit lint bench build clean
+.PHONY: help run test unit lint bench build invoke clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -16,12 +16,13 @@ run: ## run the gateway on 127.0.0.1:8080 (PORT overrides) with the embedded sto
 
 test: lint unit ## run every test: vet, staticcheck, go test -race, AWS contract and emulator tests
 
-unit:
-	go test -race -count=1 -timeout 20m ./...
+unit: test-tools
+	go test -race -count=1 -timeout 30m ./...
 
-lint:
+lint: test-tools
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
+	$(STATICCHECK) ./...
 
 bench: ## measure the latency the gateway adds over a direct call (not part of the tests)
 	go run ./cmd/bench
@@ -42,6 +43,6 @@ build-OpenAIChatFunction: ; $(call lambda_build,openai-chat,$(ARTIFACTS_DIR))
 build-ClassicChatFunction: ; $(call lambda_build,classic-chat,$(ARTIFACTS_DIR))
 build-ModelsFunction: ; $(call lambda_build,models,$(ARTIFACTS_DIR))
 
-invoke: ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
+invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
-	.venv/bin/sam build --template template.yaml && .venv/bin/sam local invoke $(FN) --event $(EVENT)
+	$(SAM) build --template template.yaml && $(SAM) local invoke $(FN) --event $(EVENT)
