@@ -1,0 +1,113 @@
+// Package bedrock adapts Amazon Bedrock's Converse and ConverseStream APIs to the gateway's
+// OpenAI-shaped provider interface, through aws-sdk-go-v2's bedrockruntime client: SigV4 signing
+// and the binary event-stream framing are the SDK's job, translation and classification ours.
+package bedrock
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+type adapter struct {
+	name    string
+	aws     aws.Config
+	http    *http.Client // the gateway's shared pool; nil keeps the SDK's own
+	region  string
+	baseURL string
+
+	mu      sync.Mutex
+	clients map[string]*bedrockruntime.Client // by region, created on first use
+}
+
+// New loads the AWS configuration once (IAM credentials from the default chain, resolved lazily
+// at the first call, so nothing goes over the network here).
+func New(cfg provider.Config) (provider.Provider, error) {
+	awsCfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: load AWS configuration: %w", err)
+	}
+	// Failover is the chain's job: an SDK retry would hide a throttle behind seconds of backoff.
+	awsCfg.Retryer = func() aws.Retryer { return aws.NopRetryer{} }
+	name := cfg.Name
+	if name == "" {
+		name = "bedrock"
+	}
+	return &adapter{name: name, aws: awsCfg, region: cfg.Region, baseURL: cfg.BaseURL, http: cfg.Client, clients: map[string]*bedrockruntime.Client{}}, nil
+}
+
+// client returns the region's client; the model's region comes first, then the provider's, then
+// the AWS configuration's.
+func (a *adapter) client(region string) (*bedrockruntime.Client, error) {
+	for _, r := range []string{a.region, a.aws.Region} {
+		if region == "" {
+			region = r
+		}
+	}
+	if region == "" {
+		return nil, &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has no region configured"}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.clients[region]
+	if c == nil {
+		c = bedrockruntime.NewFromConfig(a.aws, func(o *bedrockruntime.Options) {
+			o.Region = region
+			if a.baseURL != "" {
+				o.BaseEndpoint = aws.String(a.baseURL)
+			}
+			if a.http != nil {
+				o.HTTPClient = a.http
+			}
+		})
+		a.clients[region] = c
+	}
+	return c, nil
+}
+
+func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	c, in, err := a.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Converse(ctx, &bedrockruntime.ConverseInput{
+		ModelId: aws.String(req.Model), Messages: in.messages, System: in.system,
+		InferenceConfig: in.inference, ToolConfig: in.tools, OutputConfig: in.output,
+	})
+	if err != nil {
+		return nil, a.classify(err, req.Model)
+	}
+	return translateResponse(out, req.Model, time.Now().Unix())
+}
+
+func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	c, in, err := a.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
+		ModelId: aws.String(req.Model), Messages: in.messages, System: in.system,
+		InferenceConfig: in.inference, ToolConfig: in.tools, OutputConfig: in.output,
+	})
+	if err != nil {
+		return nil, a.classify(err, req.Model)
+	}
+	return a.newStream(ctx, out.GetStream(), req.Model, time.Now().Unix()), nil
+}
+
+func (a *adapter) prepare(req *provider.Request) (*bedrockruntime.Client, *converse, error) {
+	c, err := a.client(req.Region)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := translate(req.Body)
+	return c, in, err
+}

@@ -1,0 +1,68 @@
+package bedrock
+
+import (
+	"crypto/rand"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// translateResponse turns a Converse output into a chat.completion.
+func translateResponse(out *bedrockruntime.ConverseOutput, model string, created int64) (*provider.Response, error) {
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		return nil, &provider.Error{Reason: chain.ServerError, Type: "server_error", Message: "provider bedrock answered without a message"}
+	}
+	var (
+		text  []byte
+		calls []toolCall
+	)
+	for _, block := range msg.Value.Content {
+		switch b := block.(type) {
+		case *types.ContentBlockMemberText:
+			text = append(text, b.Value...)
+		case *types.ContentBlockMemberToolUse:
+			args := []byte("{}")
+			if b.Value.Input != nil {
+				if raw, err := b.Value.Input.MarshalSmithyDocument(); err == nil {
+					args = raw
+				}
+			}
+			calls = append(calls, toolCall{id: aws.ToString(b.Value.ToolUseId), name: aws.ToString(b.Value.Name), args: appendString(nil, string(args))})
+		}
+	}
+	var token []byte
+	if text != nil {
+		token = appendString(nil, string(text))
+	}
+	u := usage(out.Usage)
+	body := appendCompletion(nil, "chatcmpl-"+rand.Text(), model, created, token, calls, finishReason(out.StopReason), u)
+	return &provider.Response{Body: body, Usage: u}, nil
+}
+
+// usage counts cached prompt tokens as prompt tokens, as OpenAI's prompt_tokens does.
+func usage(u *types.TokenUsage) provider.Usage {
+	if u == nil {
+		return provider.Usage{}
+	}
+	return provider.Usage{
+		PromptTokens:     int(aws.ToInt32(u.InputTokens) + aws.ToInt32(u.CacheReadInputTokens) + aws.ToInt32(u.CacheWriteInputTokens)),
+		CompletionTokens: int(aws.ToInt32(u.OutputTokens)),
+	}
+}
+
+func finishReason(r types.StopReason) string {
+	switch r {
+	case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
+		return "length"
+	case types.StopReasonToolUse:
+		return "tool_calls"
+	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
+		return "content_filter"
+	}
+	return "stop"
+}
