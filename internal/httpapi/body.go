@@ -57,10 +57,12 @@ func duplicateKey(body []byte) string {
 func view(body []byte) string { return unsafe.String(unsafe.SliceData(body), len(body)) }
 
 // WithBudget bounds every request to budget, the local stand-in for a Lambda's deadline: the
-// failover chain never outlives it.
+// failover chain never outlives it. A budget <= 0 sets no deadline.
 func WithBudget(budget time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, has := r.Context().Deadline(); has {
+		if _, has := r.Context().Deadline(); has || budget <= 0 {
+			// A platform deadline wins; no budget configured means none, not an already
+			// expired deadline that would fail every request before its first attempt.
 			next.ServeHTTP(w, r)
 			return
 		}
