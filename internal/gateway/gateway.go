@@ -16,13 +16,19 @@ import (
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/anthropic"
+	"github.com/secureai-gateway/gateway/internal/provider/bedrock"
+	"github.com/secureai-gateway/gateway/internal/provider/gemini"
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
 )
 
 // Factories are the provider wire types the gateway speaks.
 func Factories() map[string]catalog.Factory {
 	return map[string]catalog.Factory{
-		"openai": openai.New,
+		"openai":    openai.New,
+		"anthropic": anthropic.New,
+		"gemini":    gemini.New,
+		"bedrock":   bedrock.New,
 	}
 }
 
