@@ -5,7 +5,6 @@
 package classicapi
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -87,12 +86,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, a *answer) bool 
 	}
 	c, report, err := h.Completions.Complete(r.Context(), a.plan, a.in.Upstream)
 	if err != nil {
-		h.fail(w, r, err, report)
+		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
 		return false
 	}
 	out, err := a.envelope(c.Response.Body, c.Response.Usage, c.Served, report)
 	if err != nil {
-		h.log().ErrorContext(r.Context(), "building the classic envelope", "request_id", httpapi.RequestID(r.Context()), "err", err)
+		httpapi.Logger(h.Log).ErrorContext(r.Context(), "building the classic envelope", "request_id", httpapi.RequestID(r.Context()), "err", err)
 		Render(w, r, apierr.Internal())
 		return false
 	}
@@ -102,22 +101,4 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, a *answer) bool 
 	// Served is served: even if the caller left before reading, the answer is recorded so a
 	// retry gets it back instead of running (and billing) again.
 	return true
-}
-
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, report chain.Report) {
-	if errors.Is(err, chain.ErrCanceled) {
-		return // nobody is listening
-	}
-	p := apierr.From(err, report.Attempts)
-	if p.Status >= 500 && p.Code == "internal_error" {
-		h.log().ErrorContext(r.Context(), "completion failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
-	}
-	Render(w, r, p)
-}
-
-func (h *Handler) log() *slog.Logger {
-	if h.Log != nil {
-		return h.Log
-	}
-	return slog.Default()
 }

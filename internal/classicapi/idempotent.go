@@ -56,7 +56,7 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 		Render(w, r, apierr.New(http.StatusConflict, "Request in progress", inProgress.Error(), "invalid_request_error", "idempotency_in_progress"))
 		return
 	case err != nil:
-		h.log().ErrorContext(r.Context(), "idempotency claim failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
+		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency claim failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
 		Render(w, r, apierr.Internal())
 		return
 	case rec != nil:
@@ -70,7 +70,7 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 		// Also on a panic: a held key would otherwise block retries until its lease runs out.
 		if !recorded {
 			if err := ticket.Release(r.Context()); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
-				h.log().ErrorContext(r.Context(), "idempotency release failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
+				httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency release failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
 			}
 		}
 	}()
@@ -79,7 +79,7 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 	}
 	recorded = true
 	if err := ticket.Complete(r.Context(), rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
-		h.log().ErrorContext(r.Context(), "idempotency record failed; a retry would run again", "request_id", httpapi.RequestID(r.Context()), "err", err)
+		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency record failed; a retry would run again", "request_id", httpapi.RequestID(r.Context()), "err", err)
 	}
 }
 

@@ -2,7 +2,6 @@ package classicapi
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
@@ -45,7 +44,7 @@ type streamError struct {
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool {
 	st, report, err := h.Completions.Stream(r.Context(), a.plan, a.in.Upstream)
 	if err != nil {
-		h.fail(w, r, err, report) // nothing was sent yet: a plain JSON error
+		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts) // nothing was sent yet: a plain JSON error
 		return false
 	}
 	defer st.Close()
@@ -117,11 +116,8 @@ func frame(out *httpapi.SSE, prefix, data []byte) error {
 // interrupted ends a stream that broke after its first token with an error frame and no [DONE],
 // so the caller cannot mistake the truncated answer for a whole one.
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
-	var in *completion.Interruption
-	if !errors.As(err, &in) {
-		in = &completion.Interruption{Code: "stream_interrupted", Message: "the stream broke off"}
-	}
-	h.log().WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
+	in := completion.AsInterruption(err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
 	data, _ := json.Marshal(streamError{Error: "Stream interrupted", Message: in.Message, Code: in.Code, RequestID: httpapi.RequestID(r.Context())})
 	_ = frame(out, errorPrefix, data)
 }

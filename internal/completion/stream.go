@@ -139,6 +139,15 @@ type Interruption struct {
 func (e *Interruption) Error() string { return e.Message }
 func (e *Interruption) Unwrap() error { return e.Err }
 
+// AsInterruption returns the Interruption err carries, or a generic one for any other error.
+func AsInterruption(err error) *Interruption {
+	var in *Interruption
+	if errors.As(err, &in) {
+		return in
+	}
+	return &Interruption{Code: "stream_interrupted", Message: "the stream broke off", Err: err}
+}
+
 func interruption(err error) *Interruption {
 	var pe *provider.Error
 	if errors.As(err, &pe) {

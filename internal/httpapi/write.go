@@ -2,7 +2,12 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
 // WriteJSON writes v as a JSON response.
@@ -70,4 +75,26 @@ func (s *SSE) flush() {
 	if s.f != nil {
 		s.f.Flush()
 	}
+}
+
+// Fail answers a completion that failed before anything was sent: nothing when the caller has
+// gone, otherwise the error as a Problem in the surface's envelope (with the attempts so far).
+// Unexpected errors are logged; their details never reach the caller.
+func Fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, render Render, err error, attempts []chain.Attempt) {
+	if errors.Is(err, chain.ErrCanceled) {
+		return
+	}
+	p := apierr.From(err, attempts)
+	if p.Code == "internal_error" {
+		Logger(log).ErrorContext(r.Context(), "completion failed", "request_id", RequestID(r.Context()), "err", err)
+	}
+	render(w, r, p)
+}
+
+// Logger is l, or the default logger when an endpoint was built without one.
+func Logger(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
+	}
+	return slog.Default()
 }

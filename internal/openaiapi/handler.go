@@ -5,7 +5,6 @@ package openaiapi
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -75,7 +74,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 	}
 	c, report, err := h.Completions.Complete(r.Context(), plan, body)
 	if err != nil {
-		h.fail(w, r, err, report)
+		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -86,7 +85,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, plan chain.Plan, body []byte) {
 	st, report, err := h.Completions.Stream(r.Context(), plan, body)
 	if err != nil {
-		h.fail(w, r, err, report)
+		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
 		return
 	}
 	defer st.Close()
@@ -117,31 +116,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, plan chain.Plan
 }
 
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
-	var in *completion.Interruption
-	if !errors.As(err, &in) {
-		in = &completion.Interruption{Code: "stream_interrupted", Message: "the stream broke off"}
-	}
-	h.log().WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
+	in := completion.AsInterruption(err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
 	frame, _ := json.Marshal(map[string]any{"error": map[string]any{"message": in.Message, "type": "server_error", "code": in.Code}})
 	_ = out.Data(frame)
-}
-
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, report chain.Report) {
-	if errors.Is(err, chain.ErrCanceled) {
-		return // nobody is listening
-	}
-	p := apierr.From(err, report.Attempts)
-	if p.Status >= 500 && p.Code == "internal_error" {
-		h.log().ErrorContext(r.Context(), "completion failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
-	}
-	Render(w, r, p)
-}
-
-func (h *Handler) log() *slog.Logger {
-	if h.Log != nil {
-		return h.Log
-	}
-	return slog.Default()
 }
 
 // validate checks what the gateway itself needs; everything else is the provider's to judge.
