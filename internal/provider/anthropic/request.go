@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // defaultMaxTokens is sent when the caller set no limit: Anthropic requires max_tokens, OpenAI
@@ -24,7 +25,7 @@ func buildBody(body []byte, model string, stream bool) ([]byte, error) {
 		return nil, invalid("messages", "messages must be an array")
 	}
 	b := make([]byte, 0, len(body)+256)
-	b = appendString(append(b, `{"model":`...), model)
+	b = oaichunk.AppendString(append(b, `{"model":`...), model)
 	b = append(b, `,"max_tokens":`...)
 	if mt := firstNumber(req, "max_completion_tokens", "max_tokens"); mt.Exists() {
 		b = append(b, mt.Raw...)
@@ -168,11 +169,11 @@ func appendImage(b []byte, url, param string) ([]byte, error) {
 		if !ok || !base64 || mediaType == "" {
 			return nil, invalid(param, "an image data URL must be base64 encoded: data:<media type>;base64,<data>")
 		}
-		b = appendString(append(b, `{"type":"image","source":{"type":"base64","media_type":`...), mediaType)
-		return append(appendString(append(b, `,"data":`...), data), "}}"...), nil
+		b = oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"base64","media_type":`...), mediaType)
+		return append(oaichunk.AppendString(append(b, `,"data":`...), data), "}}"...), nil
 	}
 	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		return append(appendString(append(b, `{"type":"image","source":{"type":"url","url":`...), url), "}}"...), nil
+		return append(oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"url","url":`...), url), "}}"...), nil
 	}
 	return nil, invalid(param, "an image URL must be an http(s) URL or a base64 data URL")
 }

@@ -1,13 +1,11 @@
 package anthropic
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // translateResponse turns a Messages API answer into a chat.completion.
@@ -17,45 +15,27 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 	}
 	msg := gjson.ParseBytes(raw)
 	var (
-		text  []byte // JSON string token
-		texts []byte // decoded, when several text blocks must be joined
-		n     int
-		calls []toolCall
+		text  oaichunk.Text
+		calls []oaichunk.ToolCall
 	)
 	for _, block := range msg.Get("content").Array() {
 		switch block.Get("type").String() {
 		case "text":
-			t := block.Get("text")
-			if n++; n == 1 {
-				text = []byte(t.Raw)
-			}
-			texts = append(texts, t.Str...)
+			text.Add(block.Get("text"))
 		case "tool_use":
-			calls = append(calls, toolCall{
-				id:   block.Get("id").String(),
-				name: block.Get("name").String(),
-				args: arguments(block.Get("input")),
+			calls = append(calls, oaichunk.ToolCall{
+				ID:   block.Get("id").String(),
+				Name: block.Get("name").String(),
+				Args: oaichunk.Arguments(block.Get("input")),
 			})
 		}
-	}
-	if n > 1 {
-		text = appendString(nil, string(texts))
 	}
 	u := usage(msg.Get("usage"))
 	if m := msg.Get("model").String(); m != "" {
 		model = m
 	}
-	body := appendCompletion(make([]byte, 0, len(raw)+256), msg.Get("id").String(), model, created, text, calls, finishReason(msg.Get("stop_reason").String()), u)
+	body := oaichunk.AppendCompletion(make([]byte, 0, len(raw)+256), msg.Get("id").String(), model, created, text.Token(), calls, finishReason(msg.Get("stop_reason").String()), u)
 	return &provider.Response{Body: body, Usage: u}, nil
-}
-
-// arguments returns a tool_use input as the compact JSON string OpenAI's arguments field holds.
-func arguments(input gjson.Result) []byte {
-	var buf bytes.Buffer
-	if input.IsObject() && json.Compact(&buf, []byte(input.Raw)) == nil {
-		return appendString(nil, buf.String())
-	}
-	return []byte(`"{}"`)
 }
 
 // usage counts cached prompt tokens as prompt tokens: Anthropic reports them apart, OpenAI's

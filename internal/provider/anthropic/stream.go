@@ -10,6 +10,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 	"github.com/secureai-gateway/gateway/internal/sse"
 )
 
@@ -20,7 +21,7 @@ type stream struct {
 	body    io.ReadCloser
 	events  *sse.Reader
 	a       *adapter
-	chunks  chunks
+	chunks  oaichunk.Chunks
 	model   string
 	created int64
 
@@ -35,7 +36,7 @@ type stream struct {
 }
 
 func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) *stream {
-	return &stream{ctx: ctx, body: body, events: sse.NewReader(body), a: a, model: model, created: created, chunks: newChunks("", model, created)}
+	return &stream{ctx: ctx, body: body, events: sse.NewReader(body), a: a, model: model, created: created, chunks: oaichunk.NewChunks("", model, created)}
 }
 
 func (s *stream) Recv() (provider.Chunk, error) {
@@ -69,10 +70,10 @@ func (s *stream) handle(data []byte) error {
 	case "message_start":
 		m := ev.Get("message")
 		if id := m.Get("id").String(); id != "" || m.Get("model").Exists() {
-			s.chunks = newChunks(id, orDefault(m.Get("model").String(), s.model), s.created)
+			s.chunks = oaichunk.NewChunks(id, orDefault(m.Get("model").String(), s.model), s.created)
 		}
 		s.usage = usage(m.Get("usage"))
-		s.queue = append(s.queue, s.chunks.role())
+		s.queue = append(s.queue, s.chunks.Role())
 	case "content_block_start":
 		// Only a tool_use block says something at its start: the call's id and name.
 		if cb := ev.Get("content_block"); cb.Get("type").String() == "tool_use" {
@@ -81,19 +82,19 @@ func (s *stream) handle(data []byte) error {
 			}
 			i := len(s.tools)
 			s.tools[ev.Get("index").Int()] = i
-			s.queue = append(s.queue, s.chunks.toolCall(i, cb.Get("id").String(), cb.Get("name").String(), []byte(`""`)))
+			s.queue = append(s.queue, s.chunks.ToolCall(i, cb.Get("id").String(), cb.Get("name").String(), []byte(`""`)))
 		}
 	case "content_block_delta":
 		d := ev.Get("delta")
 		switch d.Get("type").String() {
 		case "text_delta":
 			if t := d.Get("text"); t.Str != "" {
-				s.queue = append(s.queue, s.chunks.text([]byte(t.Raw)))
+				s.queue = append(s.queue, s.chunks.Text([]byte(t.Raw)))
 			}
 		case "input_json_delta":
 			i, ok := s.tools[ev.Get("index").Int()]
 			if p := d.Get("partial_json"); ok && p.Str != "" {
-				s.queue = append(s.queue, s.chunks.toolArgs(i, []byte(p.Raw)))
+				s.queue = append(s.queue, s.chunks.ToolArgs(i, []byte(p.Raw)))
 			}
 		}
 	case "message_delta":
@@ -105,7 +106,7 @@ func (s *stream) handle(data []byte) error {
 				s.usage.PromptTokens = usage(u).PromptTokens
 			}
 		}
-		s.queue = append(s.queue, s.chunks.finish(finishReason(ev.Get("delta.stop_reason").String())), s.chunks.usage(s.usage))
+		s.queue = append(s.queue, s.chunks.Finish(finishReason(ev.Get("delta.stop_reason").String())), s.chunks.Usage(s.usage))
 		s.done = true
 	case "message_stop":
 		s.done = true

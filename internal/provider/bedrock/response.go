@@ -9,6 +9,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // translateResponse turns a Converse output into a chat.completion.
@@ -19,7 +20,7 @@ func translateResponse(out *bedrockruntime.ConverseOutput, model string, created
 	}
 	var (
 		text  []byte
-		calls []toolCall
+		calls []oaichunk.ToolCall
 	)
 	for _, block := range msg.Value.Content {
 		switch b := block.(type) {
@@ -32,15 +33,15 @@ func translateResponse(out *bedrockruntime.ConverseOutput, model string, created
 					args = raw
 				}
 			}
-			calls = append(calls, toolCall{id: aws.ToString(b.Value.ToolUseId), name: aws.ToString(b.Value.Name), args: appendString(nil, string(args))})
+			calls = append(calls, oaichunk.ToolCall{ID: aws.ToString(b.Value.ToolUseId), Name: aws.ToString(b.Value.Name), Args: oaichunk.AppendString(nil, string(args))})
 		}
 	}
 	var token []byte
 	if text != nil {
-		token = appendString(nil, string(text))
+		token = oaichunk.AppendString(nil, string(text))
 	}
 	u := usage(out.Usage)
-	body := appendCompletion(nil, "chatcmpl-"+rand.Text(), model, created, token, calls, finishReason(out.StopReason), u)
+	body := oaichunk.AppendCompletion(nil, "chatcmpl-"+rand.Text(), model, created, token, calls, finishReason(out.StopReason), u)
 	return &provider.Response{Body: body, Usage: u}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // stream translates ConverseStream's events (messageStart, contentBlockStart/Delta/Stop,
@@ -20,7 +21,7 @@ type stream struct {
 	events *bedrockruntime.ConverseStreamEventStream
 	a      *adapter
 	model  string
-	chunks chunks
+	chunks oaichunk.Chunks
 
 	tools    map[int32]int // content block index → OpenAI tool call index
 	queue    []provider.Chunk
@@ -29,7 +30,7 @@ type stream struct {
 }
 
 func (a *adapter) newStream(ctx context.Context, events *bedrockruntime.ConverseStreamEventStream, model string, created int64) *stream {
-	return &stream{ctx: ctx, events: events, a: a, model: model, chunks: newChunks("chatcmpl-"+rand.Text(), model, created), tools: map[int32]int{}}
+	return &stream{ctx: ctx, events: events, a: a, model: model, chunks: oaichunk.NewChunks("chatcmpl-"+rand.Text(), model, created), tools: map[int32]int{}}
 }
 
 func (s *stream) Recv() (provider.Chunk, error) {
@@ -58,31 +59,31 @@ func (s *stream) Recv() (provider.Chunk, error) {
 func (s *stream) handle(ev types.ConverseStreamOutput) {
 	switch e := ev.(type) {
 	case *types.ConverseStreamOutputMemberMessageStart:
-		s.queue = append(s.queue, s.chunks.role())
+		s.queue = append(s.queue, s.chunks.Role())
 	case *types.ConverseStreamOutputMemberContentBlockStart:
 		if tu, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
 			i := len(s.tools)
 			s.tools[aws.ToInt32(e.Value.ContentBlockIndex)] = i
-			s.queue = append(s.queue, s.chunks.toolCall(i, aws.ToString(tu.Value.ToolUseId), aws.ToString(tu.Value.Name), []byte(`""`)))
+			s.queue = append(s.queue, s.chunks.ToolCall(i, aws.ToString(tu.Value.ToolUseId), aws.ToString(tu.Value.Name), []byte(`""`)))
 		}
 	case *types.ConverseStreamOutputMemberContentBlockDelta:
 		switch d := e.Value.Delta.(type) {
 		case *types.ContentBlockDeltaMemberText:
 			if d.Value != "" {
-				s.queue = append(s.queue, s.chunks.text(appendString(nil, d.Value)))
+				s.queue = append(s.queue, s.chunks.Text(oaichunk.AppendString(nil, d.Value)))
 			}
 		case *types.ContentBlockDeltaMemberToolUse:
 			i, ok := s.tools[aws.ToInt32(e.Value.ContentBlockIndex)]
 			if in := aws.ToString(d.Value.Input); ok && in != "" {
-				s.queue = append(s.queue, s.chunks.toolArgs(i, appendString(nil, in)))
+				s.queue = append(s.queue, s.chunks.ToolArgs(i, oaichunk.AppendString(nil, in)))
 			}
 		}
 	case *types.ConverseStreamOutputMemberMessageStop:
-		s.queue = append(s.queue, s.chunks.finish(finishReason(e.Value.StopReason)))
+		s.queue = append(s.queue, s.chunks.Finish(finishReason(e.Value.StopReason)))
 		s.finished = true
 	case *types.ConverseStreamOutputMemberMetadata:
 		if e.Value.Usage != nil {
-			s.queue = append(s.queue, s.chunks.usage(usage(e.Value.Usage)))
+			s.queue = append(s.queue, s.chunks.Usage(usage(e.Value.Usage)))
 		}
 		s.done = true
 	}

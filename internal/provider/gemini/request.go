@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // buildBody translates an OpenAI chat request into a GenerateContentRequest. Values already valid
@@ -61,7 +62,7 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			} else {
 				b = append(sep(b), `{"role":"user","parts":[`...)
 			}
-			b = appendString(append(b, `{"functionResponse":{"name":`...), name)
+			b = oaichunk.AppendString(append(b, `{"functionResponse":{"name":`...), name)
 			b = append(appendResponse(append(b, `,"response":`...), m.Get("content")), "}}]}"...)
 			lastTool = true
 			continue
@@ -117,7 +118,7 @@ func appendResponse(b []byte, content gjson.Result) []byte {
 		for _, p := range content.Array() {
 			text.WriteString(p.Get("text").String())
 		}
-		b = appendString(b, text.String())
+		b = oaichunk.AppendString(b, text.String())
 	}
 	return append(b, '}')
 }
@@ -159,8 +160,8 @@ func appendImage(b []byte, url, param string) ([]byte, error) {
 		if !ok || !base64 || mimeType == "" {
 			return nil, invalid(param, "an image data URL must be base64 encoded: data:<media type>;base64,<data>")
 		}
-		b = appendString(append(b, `{"inlineData":{"mimeType":`...), mimeType)
-		return append(appendString(append(b, `,"data":`...), data), "}}"...), nil
+		b = oaichunk.AppendString(append(b, `{"inlineData":{"mimeType":`...), mimeType)
+		return append(oaichunk.AppendString(append(b, `,"data":`...), data), "}}"...), nil
 	}
 	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
 		// fileData needs a MIME type that an OpenAI image part does not carry: take it from the
@@ -170,8 +171,8 @@ func appendImage(b []byte, url, param string) ([]byte, error) {
 		if !ok {
 			return nil, invalid(param, "provider gemini needs an image URL ending in .png, .jpg, .jpeg, .webp, .gif, .heic or .heif, or a base64 data URL")
 		}
-		b = appendString(append(b, `{"fileData":{"mimeType":`...), mimeType)
-		return append(appendString(append(b, `,"fileUri":`...), url), "}}"...), nil
+		b = oaichunk.AppendString(append(b, `{"fileData":{"mimeType":`...), mimeType)
+		return append(oaichunk.AppendString(append(b, `,"fileUri":`...), url), "}}"...), nil
 	}
 	return nil, invalid(param, "an image URL must be an http(s) URL or a base64 data URL")
 }

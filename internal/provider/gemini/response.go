@@ -1,13 +1,12 @@
 package gemini
 
 import (
-	"bytes"
 	"crypto/rand"
-	"encoding/json"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // translateResponse turns a GenerateContentResponse into a chat.completion.
@@ -24,26 +23,18 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 		return nil, malformed("response")
 	}
 	var (
-		text  []byte // JSON string token
-		texts []byte // decoded, when several text parts must be joined
-		n     int
-		calls []toolCall
+		text  oaichunk.Text
+		calls []oaichunk.ToolCall
 	)
 	for _, p := range cand.Get("content.parts").Array() {
 		if t := p.Get("text"); t.Type == gjson.String && !p.Get("thought").Bool() {
-			if n++; n == 1 {
-				text = []byte(t.Raw)
-			}
-			texts = append(texts, t.Str...)
+			text.Add(t)
 		} else if fc := p.Get("functionCall"); fc.Exists() {
-			calls = append(calls, toolCall{id: callID(fc), name: fc.Get("name").String(), args: arguments(fc)})
+			calls = append(calls, oaichunk.ToolCall{ID: callID(fc), Name: fc.Get("name").String(), Args: oaichunk.Arguments(fc.Get("args"))})
 		}
 	}
-	if n > 1 {
-		text = appendString(nil, string(texts))
-	}
 	u := usage(r.Get("usageMetadata"))
-	body := appendCompletion(make([]byte, 0, len(raw)+256), responseID(r), modelOf(r, model), created, text, calls,
+	body := oaichunk.AppendCompletion(make([]byte, 0, len(raw)+256), responseID(r), modelOf(r, model), created, text.Token(), calls,
 		finishReason(cand.Get("finishReason").String(), len(calls) > 0), u)
 	return &provider.Response{Body: body, Usage: u}, nil
 }
@@ -68,17 +59,6 @@ func finishReason(reason string, toolCalls bool) string {
 		return "tool_calls" // Gemini says STOP after a function call
 	}
 	return "stop"
-}
-
-// arguments returns a functionCall's args as the JSON string OpenAI's arguments field holds.
-func arguments(fc gjson.Result) []byte {
-	if a := fc.Get("args"); a.IsObject() {
-		var buf bytes.Buffer
-		if json.Compact(&buf, []byte(a.Raw)) == nil {
-			return appendString(nil, buf.String())
-		}
-	}
-	return []byte(`"{}"`)
 }
 
 // callID keeps Gemini's call id when it sends one; otherwise it makes one, since OpenAI clients

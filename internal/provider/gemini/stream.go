@@ -10,6 +10,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 	"github.com/secureai-gateway/gateway/internal/sse"
 )
 
@@ -20,7 +21,7 @@ type stream struct {
 	body    io.ReadCloser
 	events  *sse.Reader
 	a       *adapter
-	chunks  chunks
+	chunks  oaichunk.Chunks
 	model   string
 	created int64
 
@@ -75,22 +76,22 @@ func (s *stream) handle(data []byte) error {
 	}
 	if !s.started {
 		s.started = true
-		s.chunks = newChunks(responseID(r), modelOf(r, s.model), s.created)
-		s.queue = append(s.queue, s.chunks.role())
+		s.chunks = oaichunk.NewChunks(responseID(r), modelOf(r, s.model), s.created)
+		s.queue = append(s.queue, s.chunks.Role())
 	}
 	for _, p := range cand.Get("content.parts").Array() {
 		if t := p.Get("text"); t.Type == gjson.String && t.Str != "" && !p.Get("thought").Bool() {
-			s.queue = append(s.queue, s.chunks.text([]byte(t.Raw)))
+			s.queue = append(s.queue, s.chunks.Text([]byte(t.Raw)))
 		} else if fc := p.Get("functionCall"); fc.Exists() {
 			// Gemini sends a call whole, so one delta carries its id, name and arguments.
-			s.queue = append(s.queue, s.chunks.toolCall(s.tools, callID(fc), fc.Get("name").String(), arguments(fc)))
+			s.queue = append(s.queue, s.chunks.ToolCall(s.tools, callID(fc), fc.Get("name").String(), oaichunk.Arguments(fc.Get("args"))))
 			s.tools++
 		}
 	}
 	if fr := cand.Get("finishReason"); fr.Exists() {
-		s.queue = append(s.queue, s.chunks.finish(finishReason(fr.String(), s.tools > 0)))
+		s.queue = append(s.queue, s.chunks.Finish(finishReason(fr.String(), s.tools > 0)))
 		if u := r.Get("usageMetadata"); u.Exists() {
-			s.queue = append(s.queue, s.chunks.usage(usage(u)))
+			s.queue = append(s.queue, s.chunks.Usage(usage(u)))
 		}
 		s.done = true // the stream ends here: nothing after it is waited for
 	}
