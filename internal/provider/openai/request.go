@@ -1,41 +1,70 @@
 package openai
 
 import (
+	"strconv"
+	"unsafe"
+
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
-// extensions are the gateway's own request fields; a provider never sees them.
-var extensions = [...]string{"models", "fallback_models", "redundancy", "smltp_policy", "user_id"}
-
-// upstreamBody edits a copy of the caller's bytes: the upstream model id, the gateway's fields
-// removed, and usage requested on streams so the served model can be billed. Everything else,
-// unknown fields included, passes through untouched.
+// upstreamBody copies the caller's bytes once, field by field: the gateway's own fields are left
+// out, model becomes the upstream id, and streams ask for usage so the served model can be billed
+// (the caller's other stream_options pass through). Every other field, unknown ones included,
+// passes through untouched — no decoding, no re-encoding.
 func upstreamBody(req *provider.Request) ([]byte, error) {
-	body, err := sjson.SetBytes(req.Body, "model", req.Model)
-	if err != nil {
-		return nil, invalidBody(err)
+	if len(req.Body) == 0 {
+		return nil, invalidBody()
 	}
-	present := gjson.GetManyBytes(body, extensions[:]...)
-	for i, f := range extensions {
-		if present[i].Exists() {
-			if body, err = sjson.DeleteBytes(body, f); err != nil {
-				return nil, invalidBody(err)
+	// The API surfaces validated the body as a JSON object on arrival; it is only read while this
+	// function runs, so viewing it as a string needs no copy.
+	doc := gjson.Parse(unsafe.String(&req.Body[0], len(req.Body)))
+	if !doc.IsObject() {
+		return nil, invalidBody()
+	}
+	out := make([]byte, 0, len(req.Body)+64)
+	out = append(out, '{')
+	streamOptions := ""
+	hasModel := false
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model": // kept in its place, so the body differs from the caller's only where it must
+			hasModel = true
+			out = append(strconv.AppendQuote(append(out, `"model":`...), req.Model), ',')
+			return true
+		case "models", "fallback_models", "redundancy", "smltp_policy", "user_id":
+			return true
+		case "stream", "stream_options":
+			if req.Stream {
+				if k.Str == "stream_options" && v.IsObject() {
+					streamOptions = v.Raw
+				}
+				return true
 			}
 		}
+		out = append(append(append(append(out, k.Raw...), ':'), v.Raw...), ',')
+		return true
+	})
+	if !hasModel {
+		out = append(strconv.AppendQuote(append(out, `"model":`...), req.Model), ',')
 	}
+	out = out[:len(out)-1] // the last field's comma
 	if req.Stream {
-		if body, err = sjson.SetBytes(body, "stream", true); err == nil {
-			body, err = sjson.SetBytes(body, "stream_options.include_usage", true)
-		}
-		if err != nil {
-			return nil, invalidBody(err)
+		out = append(out, `,"stream":true,"stream_options":`...)
+		if streamOptions == "" {
+			out = append(out, `{"include_usage":true}`...)
+		} else {
+			opts, err := sjson.Set(streamOptions, "include_usage", true)
+			if err != nil {
+				return nil, invalidBody()
+			}
+			out = append(out, opts...)
 		}
 	}
-	return body, nil
+	return append(out, '}'), nil
 }
 
-func invalidBody(err error) error {
-	return &provider.Error{Status: 400, Type: "invalid_request_error", Message: "request body is not a JSON object", Err: err}
+func invalidBody() error {
+	return &provider.Error{Status: 400, Type: "invalid_request_error", Message: "request body is not a JSON object"}
 }
