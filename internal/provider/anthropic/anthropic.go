@@ -4,12 +4,11 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
@@ -22,29 +21,31 @@ const (
 )
 
 type adapter struct {
-	name   string
-	url    string
-	key    string
-	client *http.Client
+	name string
+	url  string
+	key  string
+	http provider.HTTPCaller
+	// header and streamHeader are sent on every plain and streamed call.
+	header, streamHeader http.Header
 }
 
 // New returns the adapter for one configured Anthropic provider. A missing API key is not an
 // error here: the provider answers every call with a final "not configured" error instead, so one
 // unconfigured provider never stops the gateway from starting.
 func New(cfg provider.Config) (provider.Provider, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = defaultBaseURL
+	a := &adapter{name: cfg.NameOr("anthropic"), url: cfg.BaseURLOr(defaultBaseURL) + "/v1/messages", key: cfg.APIKey}
+	a.header = http.Header{"X-Api-Key": {a.key}, "Anthropic-Version": {apiVersion}}
+	a.streamHeader = http.Header{"X-Api-Key": {a.key}, "Anthropic-Version": {apiVersion}, "Accept": {"text/event-stream"}}
+	a.http = provider.HTTPCaller{
+		Client:     cfg.HTTPClient(),
+		InvalidURL: func(err error) *provider.Error { return provider.NotConfigured(a.name, "has an invalid base URL", err) },
+		StatusError: func(status int, body []byte) *provider.Error {
+			// Anthropic's error body is {"type":"error","error":{"type":…,"message":…}}.
+			e := gjson.GetBytes(body, "error")
+			return a.apiError(status, e.Get("type").String(), e.Get("message").String())
+		},
 	}
-	name := cfg.Name
-	if name == "" {
-		name = "anthropic"
-	}
-	client := cfg.Client
-	if client == nil {
-		client = provider.NewHTTPClient()
-	}
-	return &adapter{name: name, url: base + "/v1/messages", key: cfg.APIKey, client: client}, nil
+	return a, nil
 }
 
 func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
@@ -52,10 +53,9 @@ func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provide
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	raw, err := provider.ReadBody(resp.Body, maxResponse)
 	if err != nil {
-		return nil, provider.TransportError(err)
+		return nil, err
 	}
 	return translateResponse(raw, req.Model, time.Now().Unix())
 }
@@ -68,32 +68,18 @@ func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	return a.newStream(ctx, resp.Body, req.Model, time.Now().Unix()), nil
 }
 
-// send translates and posts the request; a non-200 answer comes back as a classified error.
+// send translates and posts the request; a failed answer comes back as a classified error.
 func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, error) {
 	if a.key == "" {
-		return nil, &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has no credential configured"}
+		return nil, provider.NotConfigured(a.name, "has no credential configured", nil)
 	}
 	body, err := buildBody(req.Body, req.Model, stream)
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has an invalid base URL", Err: err}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("X-Api-Key", a.key)
-	hreq.Header.Set("Anthropic-Version", apiVersion)
+	header := a.header
 	if stream {
-		hreq.Header.Set("Accept", "text/event-stream")
+		header = a.streamHeader
 	}
-	resp, err := a.client.Do(hreq)
-	if err != nil {
-		return nil, provider.TransportError(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return nil, a.statusError(resp)
-	}
-	return resp, nil
+	return a.http.Post(ctx, a.url, body, header)
 }

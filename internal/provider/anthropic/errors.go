@@ -2,26 +2,12 @@ package anthropic
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"time"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
-
-// statusError classifies a non-200 answer from its status and Anthropic's error body
-// {"type":"error","error":{"type":…,"message":…}}.
-func (a *adapter) statusError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := gjson.GetBytes(body, "error")
-	perr := a.apiError(resp.StatusCode, e.Get("type").String(), e.Get("message").String())
-	perr.RetryAfter = provider.RetryAfter(resp.Header, time.Now())
-	return perr
-}
 
 // apiError classifies an Anthropic error by HTTP status (0 for an error event inside a stream)
 // and error type. Anthropic names no code for a too-long prompt or a content-filter block, so

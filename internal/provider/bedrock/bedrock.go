@@ -37,11 +37,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 	}
 	// Failover is the chain's job: an SDK retry would hide a throttle behind seconds of backoff.
 	awsCfg.Retryer = func() aws.Retryer { return aws.NopRetryer{} }
-	name := cfg.Name
-	if name == "" {
-		name = "bedrock"
-	}
-	return &adapter{name: name, aws: awsCfg, region: cfg.Region, baseURL: cfg.BaseURL, http: cfg.Client, clients: map[string]*bedrockruntime.Client{}}, nil
+	return &adapter{name: cfg.NameOr("bedrock"), aws: awsCfg, region: cfg.Region, baseURL: cfg.BaseURL, http: cfg.Client, clients: map[string]*bedrockruntime.Client{}}, nil
 }
 
 // client returns the region's client; the model's region comes first, then the provider's, then
@@ -53,7 +49,7 @@ func (a *adapter) client(region string) (*bedrockruntime.Client, error) {
 		}
 	}
 	if region == "" {
-		return nil, &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has no region configured"}
+		return nil, provider.NotConfigured(a.name, "has no region configured", nil)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -25,7 +25,7 @@ func (a *adapter) classify(err error, model string) error {
 	}
 	var signing *v4.SigningError
 	if errors.As(err, &signing) {
-		return &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has no usable AWS credentials", Err: err}
+		return provider.NotConfigured(a.name, "has no usable AWS credentials", err)
 	}
 	var api smithy.APIError
 	if !errors.As(err, &api) {

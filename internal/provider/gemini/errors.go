@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -13,14 +12,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
-// statusError classifies a non-200 answer from its status and Google's error body
-// {"error":{"code","message","status","details"}} (some endpoints wrap it in an array).
-func (a *adapter) statusError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := a.apiError(resp.StatusCode, errorObject(body))
-	if e.RetryAfter = provider.RetryAfter(resp.Header, time.Now()); e.RetryAfter == 0 {
-		e.RetryAfter = retryDelay(errorObject(body))
-	}
+// statusError classifies a non-2xx answer from its status and Google's error body
+// {"error":{"code","message","status","details"}} (some endpoints wrap it in an array). Its
+// RetryInfo delay counts only when the answer has no Retry-After header.
+func (a *adapter) statusError(status int, body []byte) *provider.Error {
+	e := a.apiError(status, errorObject(body))
+	e.RetryAfter = retryDelay(errorObject(body))
 	return e
 }
 

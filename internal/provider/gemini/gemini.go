@@ -4,9 +4,7 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,25 +23,23 @@ type adapter struct {
 	name   string
 	base   string
 	key    string
-	client *http.Client
+	http   provider.HTTPCaller
+	header http.Header // sent on every call
 }
 
 // New returns the adapter for one configured Gemini provider. A missing API key is not an error
 // here: the provider answers every call with a final "not configured" error instead.
 func New(cfg provider.Config) (provider.Provider, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = defaultBaseURL
+	a := &adapter{name: cfg.NameOr("gemini"), base: cfg.BaseURLOr(defaultBaseURL), key: cfg.APIKey}
+	// The key travels in the x-goog-api-key header, never in the URL, so it cannot show up in a
+	// logged URL or a transport error.
+	a.header = http.Header{"X-Goog-Api-Key": {a.key}}
+	a.http = provider.HTTPCaller{
+		Client:      cfg.HTTPClient(),
+		InvalidURL:  func(err error) *provider.Error { return provider.NotConfigured(a.name, "has an invalid base URL", err) },
+		StatusError: a.statusError,
 	}
-	name := cfg.Name
-	if name == "" {
-		name = "gemini"
-	}
-	client := cfg.Client
-	if client == nil {
-		client = provider.NewHTTPClient()
-	}
-	return &adapter{name: name, base: base, key: cfg.APIKey, client: client}, nil
+	return a, nil
 }
 
 func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
@@ -51,10 +47,9 @@ func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provide
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	raw, err := provider.ReadBody(resp.Body, maxResponse)
 	if err != nil {
-		return nil, provider.TransportError(err)
+		return nil, err
 	}
 	return translateResponse(raw, req.Model, time.Now().Unix())
 }
@@ -67,11 +62,10 @@ func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	return a.newStream(ctx, resp.Body, req.Model, time.Now().Unix()), nil
 }
 
-// send translates and posts the request. The key travels in the x-goog-api-key header, never in
-// the URL, so it cannot show up in a logged URL or a transport error.
+// send translates and posts the request; a failed answer comes back as a classified error.
 func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, error) {
 	if a.key == "" {
-		return nil, &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has no credential configured"}
+		return nil, provider.NotConfigured(a.name, "has no credential configured", nil)
 	}
 	body, err := buildBody(req.Body)
 	if err != nil {
@@ -83,19 +77,5 @@ func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	} else {
 		u += ":generateContent"
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, &provider.Error{Status: 500, Type: "provider_not_configured", Message: "provider " + a.name + " has an invalid base URL", Err: err}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("X-Goog-Api-Key", a.key)
-	resp, err := a.client.Do(hreq)
-	if err != nil {
-		return nil, provider.TransportError(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return nil, a.statusError(resp)
-	}
-	return resp, nil
+	return a.http.Post(ctx, u, body, a.header)
 }

@@ -1,9 +1,7 @@
 package openai
 
 import (
-	"io"
 	"net/http"
-	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -12,14 +10,12 @@ import (
 
 // statusError turns a non-2xx answer into a classified error, keeping the provider's own message,
 // type and code (context_length_exceeded, content_filter…) for the caller when it is final.
-func statusError(resp *http.Response) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+func statusError(status int, raw []byte) *provider.Error {
 	e := errorFrom(gjson.GetBytes(raw, "error"))
-	e.Status = resp.StatusCode
-	e.Reason = provider.ReasonForStatus(resp.StatusCode)
-	e.RetryAfter = provider.RetryAfter(resp.Header, time.Now())
+	e.Status = status
+	e.Reason = provider.ReasonForStatus(status)
 	if e.Message == "" {
-		e.Message = "provider answered " + http.StatusText(resp.StatusCode)
+		e.Message = "provider answered " + http.StatusText(status)
 	}
 	return e
 }

@@ -4,11 +4,8 @@
 package openai
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
-	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -23,22 +20,28 @@ const maxResponse = 32 << 20
 // Provider calls one OpenAI-compatible endpoint.
 type Provider struct {
 	endpoint string
-	auth     string
-	client   *http.Client
+	http     provider.HTTPCaller
+	// header and streamHeader are sent on every plain and streamed call.
+	header, streamHeader http.Header
 }
 
 // New returns an adapter for cfg. An empty APIKey sends no Authorization header (local servers).
 func New(cfg provider.Config) (provider.Provider, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = defaultBaseURL
+	p := &Provider{
+		endpoint:     cfg.BaseURLOr(defaultBaseURL) + "/chat/completions",
+		header:       http.Header{"Accept": {"application/json"}},
+		streamHeader: http.Header{"Accept": {"text/event-stream"}},
+		http: provider.HTTPCaller{
+			Client: cfg.HTTPClient(),
+			InvalidURL: func(err error) *provider.Error {
+				return &provider.Error{Message: "invalid provider endpoint", Err: err}
+			},
+			StatusError: statusError,
+		},
 	}
-	p := &Provider{endpoint: base + "/chat/completions", client: cfg.Client}
 	if cfg.APIKey != "" {
-		p.auth = "Bearer " + cfg.APIKey
-	}
-	if p.client == nil {
-		p.client = provider.NewHTTPClient()
+		p.header.Set("Authorization", "Bearer "+cfg.APIKey)
+		p.streamHeader.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	return p, nil
 }
@@ -49,10 +52,9 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	body, err := provider.ReadBody(resp.Body, maxResponse)
 	if err != nil {
-		return nil, provider.TransportError(err)
+		return nil, err
 	}
 	if !gjson.ValidBytes(body) || !gjson.GetBytes(body, "choices").IsArray() {
 		return nil, &provider.Error{Reason: chain.ServerError, Status: resp.StatusCode, Message: "provider returned a malformed completion"}
@@ -78,26 +80,9 @@ func (p *Provider) send(ctx context.Context, req *provider.Request) (*http.Respo
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &provider.Error{Message: "invalid provider endpoint", Err: err}
-	}
-	hr.Header.Set("Content-Type", "application/json")
+	header := p.header
 	if req.Stream {
-		hr.Header.Set("Accept", "text/event-stream")
-	} else {
-		hr.Header.Set("Accept", "application/json")
+		header = p.streamHeader
 	}
-	if p.auth != "" {
-		hr.Header.Set("Authorization", p.auth)
-	}
-	resp, err := p.client.Do(hr)
-	if err != nil {
-		return nil, provider.TransportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, statusError(resp)
-	}
-	return resp, nil
+	return p.http.Post(ctx, p.endpoint, body, header)
 }
