@@ -1,6 +1,7 @@
 package completion
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -68,6 +69,7 @@ func open(ctx context.Context, p provider.Provider, req *provider.Request, stall
 			return nil, err
 		}
 		st.track(c)
+		c.Data = bytes.Clone(c.Data) // held past the next Recv
 		st.pending = append(st.pending, c)
 		if c.Content {
 			return st, nil

@@ -36,7 +36,9 @@ type Response struct {
 
 // Chunk is one streamed event, already in OpenAI chat.completion.chunk form.
 type Chunk struct {
-	Data []byte // the chunk's JSON; never nil
+	// Data is the chunk's JSON; never nil. It may alias the adapter's read buffer and is valid
+	// only until the next Recv: a consumer that keeps a chunk longer copies it.
+	Data []byte
 	// Content is true when the chunk carries a non-empty content, refusal or tool_calls delta:
 	// the "first content token" that locks a stream to its model.
 	Content bool

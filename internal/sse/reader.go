@@ -30,7 +30,7 @@ type Reader struct {
 
 // NewReader reads events from r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 16<<10)}
+	return &Reader{br: bufio.NewReaderSize(r, 4<<10)}
 }
 
 // Next returns the next event with data or a name. It returns io.EOF at a clean end of input

@@ -60,7 +60,7 @@ func (s *stream) Recv() (provider.Chunk, error) {
 		if e := gjson.GetBytes(ev.Data, "error"); e.Exists() {
 			return provider.Chunk{}, streamError(e)
 		}
-		c := inspect(bytes.Clone(ev.Data))
+		c := inspect(ev.Data) // valid until the next Recv, as provider.Chunk allows
 		if c.Finish {
 			s.finished = true
 		}
