@@ -3,7 +3,6 @@ package anthropic
 import (
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
@@ -59,8 +58,4 @@ func finishReason(stop string) string {
 	return "stop" // end_turn, stop_sequence, pause_turn
 }
 
-// malformed reports an answer that is not the provider's documented shape: the provider failed,
-// so another model may be tried.
-func malformed(what string) *provider.Error {
-	return &provider.Error{Reason: chain.ServerError, Type: "server_error", Message: "provider anthropic sent a malformed " + what}
-}
+func malformed(what string) *provider.Error { return provider.Malformed("anthropic", what) }

@@ -24,9 +24,8 @@ type stream struct {
 	chunks oaichunk.Chunks
 
 	tools    map[int32]int // content block index → OpenAI tool call index
-	queue    []provider.Chunk
+	queue    oaichunk.Queue
 	finished bool // messageStop arrived: only the metadata event is still awaited
-	done     bool // nothing follows the queued chunks
 }
 
 func (a *adapter) newStream(ctx context.Context, events *bedrockruntime.ConverseStreamEventStream, model string, created int64) *stream {
@@ -35,12 +34,10 @@ func (a *adapter) newStream(ctx context.Context, events *bedrockruntime.Converse
 
 func (s *stream) Recv() (provider.Chunk, error) {
 	for {
-		if len(s.queue) > 0 {
-			c := s.queue[0]
-			s.queue = s.queue[1:]
+		if c, ok := s.queue.Pop(); ok {
 			return c, nil
 		}
-		if s.done {
+		if s.queue.Ended() {
 			return provider.Chunk{}, io.EOF
 		}
 		select {
@@ -59,33 +56,33 @@ func (s *stream) Recv() (provider.Chunk, error) {
 func (s *stream) handle(ev types.ConverseStreamOutput) {
 	switch e := ev.(type) {
 	case *types.ConverseStreamOutputMemberMessageStart:
-		s.queue = append(s.queue, s.chunks.Role())
+		s.queue.Push(s.chunks.Role())
 	case *types.ConverseStreamOutputMemberContentBlockStart:
 		if tu, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
 			i := len(s.tools)
 			s.tools[aws.ToInt32(e.Value.ContentBlockIndex)] = i
-			s.queue = append(s.queue, s.chunks.ToolCall(i, aws.ToString(tu.Value.ToolUseId), aws.ToString(tu.Value.Name), []byte(`""`)))
+			s.queue.Push(s.chunks.ToolCall(i, aws.ToString(tu.Value.ToolUseId), aws.ToString(tu.Value.Name), []byte(`""`)))
 		}
 	case *types.ConverseStreamOutputMemberContentBlockDelta:
 		switch d := e.Value.Delta.(type) {
 		case *types.ContentBlockDeltaMemberText:
 			if d.Value != "" {
-				s.queue = append(s.queue, s.chunks.Text(oaichunk.AppendString(nil, d.Value)))
+				s.queue.Push(s.chunks.Text(oaichunk.AppendString(nil, d.Value)))
 			}
 		case *types.ContentBlockDeltaMemberToolUse:
 			i, ok := s.tools[aws.ToInt32(e.Value.ContentBlockIndex)]
 			if in := aws.ToString(d.Value.Input); ok && in != "" {
-				s.queue = append(s.queue, s.chunks.ToolArgs(i, oaichunk.AppendString(nil, in)))
+				s.queue.Push(s.chunks.ToolArgs(i, oaichunk.AppendString(nil, in)))
 			}
 		}
 	case *types.ConverseStreamOutputMemberMessageStop:
-		s.queue = append(s.queue, s.chunks.Finish(finishReason(e.Value.StopReason)))
+		s.queue.Push(s.chunks.Finish(finishReason(e.Value.StopReason)))
 		s.finished = true
 	case *types.ConverseStreamOutputMemberMetadata:
 		if e.Value.Usage != nil {
-			s.queue = append(s.queue, s.chunks.Usage(usage(e.Value.Usage)))
+			s.queue.Push(s.chunks.Usage(usage(e.Value.Usage)))
 		}
-		s.done = true
+		s.queue.End()
 	}
 }
 

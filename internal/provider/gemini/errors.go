@@ -110,11 +110,7 @@ func contentFiltered(reason string) *provider.Error {
 		Message: "the prompt was blocked by the provider's safety filters (" + reason + ")"}
 }
 
-// malformed reports an answer that is not the provider's documented shape: the provider failed,
-// so another model may be tried.
-func malformed(what string) *provider.Error {
-	return &provider.Error{Reason: chain.ServerError, Type: "server_error", Message: "provider gemini sent a malformed " + what}
-}
+func malformed(what string) *provider.Error { return provider.Malformed("gemini", what) }
 
 func orDefault(s, def string) string {
 	if s == "" {
