@@ -41,7 +41,7 @@ func (k *Key) Allows(model string) bool {
 const secretHexLen = 64
 
 // ErrMalformed reports a secret that is not "sk-" followed by 64 hex digits.
-var ErrMalformed = errors.New("apikey: malformed key (expected sk- followed by 64 hex digits)")
+var ErrMalformed = errors.New("apikey: malformed key (expected sk- followed by 64 lowercase hex digits)")
 
 // NewSecret returns a fresh secret "sk-<64 hex>".
 func NewSecret() string {
@@ -64,7 +64,9 @@ func Hash(secret string) (string, error) {
 	}
 	for i := 3; i < len(secret); i++ {
 		c := secret[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		// Lowercase only: the hash identifies the exact secret, and an uppercase spelling of a key
+		// would be a different secret that merely looks the same.
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return "", ErrMalformed
 		}
 	}

@@ -17,7 +17,7 @@ func TestHash(t *testing.T) {
 		ok           bool
 	}{
 		{"valid", valid, true},
-		{"uppercase-hex", "sk-" + strings.Repeat("ABCDEF0123456789", 4), true},
+		{"uppercase hex is a different secret, refused", "sk-" + strings.Repeat("ABCDEF0123456789", 4), false},
 		{"empty", "", false},
 		{"prefix-only", "sk-", false},
 		{"short", valid[:len(valid)-1], false},

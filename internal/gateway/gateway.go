@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/apierr"
+
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -85,11 +87,15 @@ func (g *Gateway) OpenAIModels() http.Handler {
 	return g.endpoint(openaiapi.Render, g.openai.ListModels)
 }
 
-// Mux mounts every route, for the local server.
-func (g *Gateway) Mux() *http.ServeMux {
+// Mux mounts every route, for the local server. Unknown routes and wrong methods answer in the
+// classic envelope and carry an X-Request-Id like every other response.
+func (g *Gateway) Mux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/chat/completions", g.OpenAIChat())
 	mux.Handle("GET /v1/models", g.OpenAIModels())
 	mux.Handle("POST /chat/completions", g.ClassicChat())
-	return mux
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		classicapi.Render(w, r, apierr.New(http.StatusNotFound, "Not found", "no route "+r.Method+" "+r.URL.Path, "invalid_request_error", "not_found"))
+	})
+	return httpapi.WithRequestID(mux)
 }

@@ -22,14 +22,14 @@ type Render func(w http.ResponseWriter, r *http.Request, p *apierr.Problem)
 // Authenticate admits requests that carry a usable API key as "Authorization: Bearer sk-…".
 func Authenticate(keys KeyFinder, render Render, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
+		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || secret == "" { // auth schemes are case-insensitive
 			render(w, r, apierr.InvalidKey("missing API key: send Authorization: Bearer sk-…"))
 			return
 		}
 		hash, err := apikey.Hash(strings.TrimSpace(secret))
 		if err != nil {
-			render(w, r, apierr.InvalidKey("malformed API key: expected sk- followed by 64 hex digits"))
+			render(w, r, apierr.InvalidKey("malformed API key: expected sk- followed by 64 lowercase hex digits"))
 			return
 		}
 		key, err := keys.KeyByHash(r.Context(), hash)

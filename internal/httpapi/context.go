@@ -39,6 +39,10 @@ func WithKey(ctx context.Context, key *apikey.Key) context.Context {
 // WithRequestID gives every request an id, echoed in X-Request-Id.
 func WithRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if RequestID(r.Context()) != "" { // already given by an outer mux
+			next.ServeHTTP(w, r)
+			return
+		}
 		var b [12]byte
 		_, _ = rand.Read(b[:])
 		var text [len("req_") + 2*len(b)]byte // one allocation for the id, not three
