@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/providertest"
 )
 
 var simple = &provider.Request{Body: []byte(`{"model":"anthropic/claude","messages":[{"role":"user","content":"Hi"}]}`), Model: "claude-sonnet-4-20250514"}
@@ -23,7 +23,7 @@ func TestComplete(t *testing.T) {
 		handler func(t *testing.T) http.HandlerFunc
 		check   func(t *testing.T, r *provider.Response, err error)
 	}{
-		{"a text answer becomes a chat.completion", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 200, "message_text.json") },
+		{"a text answer becomes a chat.completion", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 200, "message_text.json") },
 			func(t *testing.T, r *provider.Response, err error) {
 				if err != nil {
 					t.Fatal(err)
@@ -42,7 +42,7 @@ func TestComplete(t *testing.T) {
 					t.Errorf("created/usage wrong: %s %+v", r.Body, r.Usage)
 				}
 			}},
-		{"a tool_use answer becomes tool_calls", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 200, "message_tool.json") },
+		{"a tool_use answer becomes tool_calls", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 200, "message_tool.json") },
 			func(t *testing.T, r *provider.Response, err error) {
 				if err != nil {
 					t.Fatal(err)
@@ -57,24 +57,24 @@ func TestComplete(t *testing.T) {
 				}
 			}},
 		{"429 with Retry-After is rate_limit", func(t *testing.T) http.HandlerFunc {
-			return serveJSON(t, 429, "error_rate_limit.json", "Retry-After", "7")
+			return providertest.ServeFixture(t, 429, "error_rate_limit.json", "Retry-After", "7")
 		}, func(t *testing.T, _ *provider.Response, err error) {
 			if pe := wantErr(t, err, chain.RateLimit, 429, ""); pe.RetryAfter != 7*time.Second {
 				t.Errorf("RetryAfter = %v", pe.RetryAfter)
 			}
 		}},
-		{"429 without Retry-After is rate_limit", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 429, "error_rate_limit.json") },
+		{"429 without Retry-After is rate_limit", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 429, "error_rate_limit.json") },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.RateLimit, 429, "") }},
-		{"500 is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 500, "error_api.json") },
+		{"500 is server_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 500, "error_api.json") },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 500, "") }},
-		{"503 is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 503, "error_overloaded.json") },
+		{"503 is server_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 503, "error_overloaded.json") },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 503, "") }},
-		{"529 overloaded is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 529, "error_overloaded.json") },
+		{"529 overloaded is server_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 529, "error_overloaded.json") },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 529, "") }},
-		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return resetBeforeHeaders },
+		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return providertest.ResetBeforeHeaders },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ConnectionError, 0, "") }},
 		{"a body cut short is connection_error", func(t *testing.T) http.HandlerFunc {
-			body := fixture(t, "message_text.json")
+			body := providertest.Fixture(t, "message_text.json")
 			return func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Length", "1000")
 				_, _ = w.Write(body[:40])
@@ -85,16 +85,22 @@ func TestComplete(t *testing.T) {
 		{"a malformed body is server_error", func(*testing.T) http.HandlerFunc {
 			return func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"id":"msg_1","content":[`) }
 		}, func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 0, "") }},
-		{"400 context length is final", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 400, "error_context_length.json") },
+		{"400 context length is final", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 400, "error_context_length.json")
+		},
 			func(t *testing.T, _ *provider.Response, err error) {
 				pe := wantErr(t, err, "", 400, "context_length_exceeded")
 				if !strings.Contains(pe.Message, "prompt is too long") || pe.Type != "invalid_request_error" {
 					t.Errorf("message = %q type %q", pe.Message, pe.Type)
 				}
 			}},
-		{"400 content filter is final", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 400, "error_content_filter.json") },
+		{"400 content filter is final", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 400, "error_content_filter.json")
+		},
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, "", 400, "content_filter") }},
-		{"401 is final and names no credential", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 401, "error_authentication.json") },
+		{"401 is final and names no credential", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 401, "error_authentication.json")
+		},
 			func(t *testing.T, _ *provider.Response, err error) {
 				if pe := wantErr(t, err, "", 502, ""); pe.Type != "upstream_auth_error" {
 					t.Errorf("type = %q", pe.Type)
@@ -103,7 +109,7 @@ func TestComplete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, tt.handler(t))
+			f := providertest.New(t, tt.handler(t))
 			r, err := newAdapter(t, f).Complete(context.Background(), simple)
 			tt.check(t, r, err)
 		})
@@ -111,32 +117,18 @@ func TestComplete(t *testing.T) {
 }
 
 func TestCompleteSendsCredentialHeaders(t *testing.T) {
-	f := newFake(t, serveJSON(t, 200, "message_text.json"))
+	f := providertest.New(t, providertest.ServeFixture(t, 200, "message_text.json"))
 	if _, err := newAdapter(t, f).Complete(context.Background(), simple); err != nil {
 		t.Fatal(err)
 	}
-	_, h, path := f.received()
+	_, h, path := f.Received()
 	if path != "/v1/messages" || h.Get("X-Api-Key") != testKey || h.Get("Anthropic-Version") != "2023-06-01" || h.Get("Content-Type") != "application/json" {
 		t.Errorf("path %q headers %v", path, h)
 	}
 }
 
 func TestNoAnswerReturnsPromptlyOnCancel(t *testing.T) {
-	f := newFake(t, hang)
-	p := newAdapter(t, f)
-	for _, stream := range []bool{false, true} {
-		ctx := withTimeout(t, 100*time.Millisecond)
-		start := time.Now()
-		var err error
-		if stream {
-			_, err = p.Stream(ctx, simple)
-		} else {
-			_, err = p.Complete(ctx, simple)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-			t.Errorf("stream=%v: err = %v after %v, want the context's error at once", stream, err, time.Since(start))
-		}
-	}
+	providertest.CheckCancelPromptly(t, newAdapter(t, providertest.New(t, providertest.Hang)), simple)
 }
 
 func TestUnconfiguredProviderFailsFinal(t *testing.T) {
@@ -154,29 +146,6 @@ func TestUnconfiguredProviderFailsFinal(t *testing.T) {
 	}
 }
 
-// summary renders chunks compactly: R role, T text, C tool call start, A tool args, F finish, U usage.
-func summary(cs []provider.Chunk) string {
-	var s []string
-	for _, c := range cs {
-		d := gjson.ParseBytes(c.Data).Get("choices.0.delta")
-		switch {
-		case c.UsageOnly:
-			s = append(s, "U")
-		case c.Finish:
-			s = append(s, "F:"+gjson.GetBytes(c.Data, "choices.0.finish_reason").String())
-		case d.Get("role").Exists():
-			s = append(s, "R")
-		case d.Get("tool_calls.0.id").Exists():
-			s = append(s, "C:"+d.Get("tool_calls.0.function.name").String())
-		case d.Get("tool_calls").Exists():
-			s = append(s, "A:"+d.Get("tool_calls.0.function.arguments").String())
-		default:
-			s = append(s, "T:"+d.Get("content").String())
-		}
-	}
-	return strings.Join(s, " ")
-}
-
 func TestStream(t *testing.T) {
 	text := func(t *testing.T) []string { return events(t, "stream_text.sse") }
 	errorEvent := func(typ string) string {
@@ -189,61 +158,47 @@ func TestStream(t *testing.T) {
 		reason  chain.Reason // of the final error; "" with final=false means io.EOF
 		final   bool         // the final error is a final (non-failover) provider error
 	}{
-		{"text stream: role, deltas, finish, usage, then EOF", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t), 0, nil) },
+		{"text stream: role, deltas, finish, usage, then EOF", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t), 0, nil) },
 			"R T:Hello T:! \"Quoted\"\nline F:stop U", "", false},
-		{"tool stream: tool_use start and input_json deltas", func(t *testing.T) http.HandlerFunc { return serveSSE(events(t, "stream_tool.sse"), 0, nil) },
+		{"tool stream: tool_use start and input_json deltas", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeSSE(events(t, "stream_tool.sse"), 0, nil)
+		},
 			`R T:Okay, let's check the weather. C:get_weather A:{"location": A: "San Francisco, CA"} F:tool_calls U`, "", false},
-		{"slow first token still streams", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t), 150*time.Millisecond, nil) },
+		{"slow first token still streams", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t), 150*time.Millisecond, nil) },
 			"R T:Hello T:! \"Quoted\"\nline F:stop U", "", false},
 		{"finish without message_stop ends after usage, without waiting", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(text(t)[:7], 0, hang)
+			return providertest.ServeSSE(text(t)[:7], 0, providertest.Hang)
 		}, "R T:Hello T:! \"Quoted\"\nline F:stop U", "", false},
 		{"overloaded error event before the first token is server_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(append(text(t)[:3:3], errorEvent("overloaded_error")), 0, nil)
+			return providertest.ServeSSE(append(text(t)[:3:3], errorEvent("overloaded_error")), 0, nil)
 		}, "R", chain.ServerError, false},
 		{"api_error event before the first token is server_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(append(text(t)[:2:2], errorEvent("api_error")), 0, nil)
+			return providertest.ServeSSE(append(text(t)[:2:2], errorEvent("api_error")), 0, nil)
 		}, "R", chain.ServerError, false},
 		{"rate_limit_error event before the first token is rate_limit", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(append(text(t)[:1:1], errorEvent("rate_limit_error")), 0, nil)
+			return providertest.ServeSSE(append(text(t)[:1:1], errorEvent("rate_limit_error")), 0, nil)
 		}, "R", chain.RateLimit, false},
 		{"overloaded error event after the first token is just an error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(append(text(t)[:4:4], errorEvent("overloaded_error")), 0, nil)
+			return providertest.ServeSSE(append(text(t)[:4:4], errorEvent("overloaded_error")), 0, nil)
 		}, "R T:Hello", "", true},
-		{"cut before the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t)[:3], 0, cut) },
+		{"cut before the first token is connection_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t)[:3], 0, providertest.Cut) },
 			"R", chain.ConnectionError, false},
-		{"cut after the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t)[:5], 0, cut) },
+		{"cut after the first token is connection_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t)[:5], 0, providertest.Cut) },
 			"R T:Hello T:! \"Quoted\"\nline", chain.ConnectionError, false},
 		{"missing terminator: a clean end before message_delta is connection_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(text(t)[:6], 0, nil)
+			return providertest.ServeSSE(text(t)[:6], 0, nil)
 		}, "R T:Hello T:! \"Quoted\"\nline", chain.ConnectionError, false},
 		{"malformed chunk is server_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(append(text(t)[:1:1], "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n"), 0, nil)
+			return providertest.ServeSSE(append(text(t)[:1:1], "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n"), 0, nil)
 		}, "R", chain.ServerError, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, tt.handler(t))
-			s, err := newAdapter(t, f).Stream(withTimeout(t, 5*time.Second), simple)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			cs, err := drain(t, s)
-			if got := summary(cs); got != tt.want {
+			cs, err := providertest.StreamAll(t, newAdapter(t, providertest.New(t, tt.handler(t))), simple)
+			if got := providertest.Summary(cs); got != tt.want {
 				t.Errorf("chunks = %s, want %s", got, tt.want)
 			}
-			if time.Since(start) > 2*time.Second {
-				t.Errorf("stream took %v", time.Since(start))
-			}
-			switch {
-			case tt.reason == "" && !tt.final:
-				if err != io.EOF {
-					t.Fatalf("err = %v, want io.EOF", err)
-				}
-			default:
-				wantErr(t, err, tt.reason, 0, "")
-			}
+			providertest.WantEnd(t, err, tt.reason, "", tt.final, testKey)
 			for _, c := range cs {
 				if c.UsageOnly && (c.Usage == nil || c.Usage.PromptTokens == 0 || c.Usage.CompletionTokens == 0) {
 					t.Errorf("usage chunk without usage: %s", c.Data)
@@ -257,12 +212,12 @@ func TestStream(t *testing.T) {
 }
 
 func TestStreamContentFlag(t *testing.T) {
-	f := newFake(t, serveSSE(events(t, "stream_tool.sse"), 0, nil))
+	f := providertest.New(t, providertest.ServeSSE(events(t, "stream_tool.sse"), 0, nil))
 	s, err := newAdapter(t, f).Stream(context.Background(), simple)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, _ := drain(t, s)
+	cs, _ := providertest.Drain(t, s)
 	var flags []bool
 	for _, c := range cs {
 		flags = append(flags, c.Content)
@@ -292,62 +247,30 @@ func TestStreamErrorsBeforeHeaders(t *testing.T) {
 		reason  chain.Reason
 		code    string
 	}{
-		{"429 is rate_limit", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 429, "error_rate_limit.json") }, chain.RateLimit, ""},
-		{"529 is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 529, "error_overloaded.json") }, chain.ServerError, ""},
-		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return resetBeforeHeaders }, chain.ConnectionError, ""},
-		{"400 context length is final", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 400, "error_context_length.json") }, "", "context_length_exceeded"},
+		{"429 is rate_limit", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 429, "error_rate_limit.json") }, chain.RateLimit, ""},
+		{"529 is server_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 529, "error_overloaded.json") }, chain.ServerError, ""},
+		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return providertest.ResetBeforeHeaders }, chain.ConnectionError, ""},
+		{"400 context length is final", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 400, "error_context_length.json")
+		}, "", "context_length_exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newAdapter(t, newFake(t, tt.handler(t))).Stream(context.Background(), simple)
+			_, err := newAdapter(t, providertest.New(t, tt.handler(t))).Stream(context.Background(), simple)
 			wantErr(t, err, tt.reason, 0, tt.code)
 		})
 	}
 }
 
 func TestCloseUnblocksRecv(t *testing.T) {
-	f := newFake(t, serveSSE(events(t, "stream_text.sse")[:4], 0, hang))
-	s, err := newAdapter(t, f).Stream(context.Background(), simple)
+	s, err := newAdapter(t, providertest.New(t, providertest.ServeSSE(events(t, "stream_text.sse")[:4], 0, providertest.Hang))).Stream(context.Background(), simple)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // role and first text
-		if _, err := s.Recv(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan error, 1)
-	go func() { _, err := s.Recv(); done <- err }()
-	time.Sleep(50 * time.Millisecond)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err == nil || err == io.EOF {
-			t.Errorf("Recv after Close = %v, want an interruption", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Recv still blocked after Close")
-	}
-	_ = s.Close() // idempotent
+	providertest.CheckCloseUnblocksRecv(t, s, 2) // role and first text
 }
 
 func TestStreamCancelledMidStream(t *testing.T) {
-	f := newFake(t, serveSSE(events(t, "stream_text.sse")[:4], 0, hang))
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := newAdapter(t, f).Stream(ctx, simple)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	time.AfterFunc(50*time.Millisecond, cancel)
-	for {
-		if _, err = s.Recv(); err != nil {
-			break
-		}
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled as is", err)
-	}
+	p := newAdapter(t, providertest.New(t, providertest.ServeSSE(events(t, "stream_text.sse")[:4], 0, providertest.Hang)))
+	providertest.CheckCancelledMidStream(t, func(ctx context.Context) (provider.Stream, error) { return p.Stream(ctx, simple) })
 }

@@ -3,41 +3,26 @@ package anthropic
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"reflect"
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/providertest"
 )
 
-func jsonEqual(t *testing.T, got, want []byte) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("invalid JSON %s: %v", got, err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("body =\n%s\nwant\n%s", got, want)
-	}
-}
-
 func TestConversationWithToolsRoundTrip(t *testing.T) {
-	in := fixture(t, "openai_conversation.json")
+	in := providertest.Fixture(t, "openai_conversation.json")
 	orig := bytes.Clone(in)
-	f := newFake(t, serveSSE(events(t, "stream_tool.sse"), 0, nil))
+	f := providertest.New(t, providertest.ServeSSE(events(t, "stream_tool.sse"), 0, nil))
 	s, err := newAdapter(t, f).Stream(context.Background(), &provider.Request{Body: in, Model: "claude-sonnet-4-20250514", Stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drain(t, s); err != io.EOF {
+	if _, err := providertest.Drain(t, s); err != io.EOF {
 		t.Fatal(err)
 	}
-	got, _, _ := f.received()
-	jsonEqual(t, got, fixture(t, "anthropic_conversation.json"))
+	got, _, _ := f.Received()
+	providertest.JSONEqual(t, got, providertest.Fixture(t, "anthropic_conversation.json"))
 	if !bytes.Equal(in, orig) {
 		t.Error("the request body was modified")
 	}
@@ -78,7 +63,7 @@ func TestBuildBody(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jsonEqual(t, got, []byte(tt.want))
+			providertest.JSONEqual(t, got, []byte(tt.want))
 		})
 	}
 }

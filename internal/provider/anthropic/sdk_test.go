@@ -7,6 +7,8 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/secureai-gateway/gateway/internal/provider/providertest"
 )
 
 // TestFixturesParseWithTheOfficialSDK proves the fake speaks Anthropic's real wire format: the
@@ -17,13 +19,13 @@ func TestFixturesParseWithTheOfficialSDK(t *testing.T) {
 		MaxTokens: 64,
 		Messages:  []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("Hi"))},
 	}
-	client := func(f *fake) *sdk.Client {
+	client := func(f *providertest.Server) *sdk.Client {
 		c := sdk.NewClient(option.WithBaseURL(f.URL), option.WithAPIKey(testKey), option.WithMaxRetries(0))
 		return &c
 	}
 
 	t.Run("message_tool.json", func(t *testing.T) {
-		msg, err := client(newFake(t, serveJSON(t, 200, "message_tool.json"))).Messages.New(context.Background(), params)
+		msg, err := client(providertest.New(t, providertest.ServeFixture(t, 200, "message_tool.json"))).Messages.New(context.Background(), params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +35,7 @@ func TestFixturesParseWithTheOfficialSDK(t *testing.T) {
 	})
 	for _, name := range []string{"stream_text.sse", "stream_tool.sse"} {
 		t.Run(name, func(t *testing.T) {
-			st := client(newFake(t, serveSSE(events(t, name), 0, nil))).Messages.NewStreaming(context.Background(), params)
+			st := client(providertest.New(t, providertest.ServeSSE(events(t, name), 0, nil))).Messages.NewStreaming(context.Background(), params)
 			var msg sdk.Message
 			for st.Next() {
 				if err := msg.Accumulate(st.Current()); err != nil {
@@ -52,7 +54,7 @@ func TestFixturesParseWithTheOfficialSDK(t *testing.T) {
 		})
 	}
 	t.Run("error_overloaded.json", func(t *testing.T) {
-		_, err := client(newFake(t, serveJSON(t, 529, "error_overloaded.json"))).Messages.New(context.Background(), params)
+		_, err := client(providertest.New(t, providertest.ServeFixture(t, 529, "error_overloaded.json"))).Messages.New(context.Background(), params)
 		var apiErr *sdk.Error
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 529 {
 			t.Errorf("err = %v", err)

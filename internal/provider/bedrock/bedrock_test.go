@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"reflect"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/providertest"
 )
 
 const model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
@@ -79,7 +79,7 @@ func TestComplete(t *testing.T) {
 		{"429 ModelNotReadyException is server_error", func(*testing.T) http.HandlerFunc {
 			return serveError(429, "ModelNotReadyException", "Model is not ready to serve inference requests.")
 		}, func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 429, "") }},
-		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return resetBeforeHeaders },
+		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return providertest.ResetBeforeHeaders },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ConnectionError, 0, "") }},
 		{"400 ValidationException for a long prompt is a final context_length_exceeded", func(*testing.T) http.HandlerFunc {
 			return serveError(400, "ValidationException", "Input is too long for requested model.")
@@ -101,10 +101,10 @@ func TestComplete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, tt.handler(t))
+			f := providertest.New(t, tt.handler(t))
 			r, err := newAdapter(t, f).Complete(context.Background(), simple)
 			tt.check(t, r, err)
-			_, h, path := f.received()
+			_, h, path := f.Received()
 			if path != "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse" || !strings.Contains(h.Get("Authorization"), "Credential=AKIDEXAMPLE/") ||
 				!strings.Contains(h.Get("Authorization"), "/us-east-1/bedrock/aws4_request") {
 				t.Errorf("path %q authorization %q", path, h.Get("Authorization"))
@@ -114,7 +114,7 @@ func TestComplete(t *testing.T) {
 }
 
 func TestRegionPerRequest(t *testing.T) {
-	f := newFake(t, serveJSON(t, "converse_text.json"))
+	f := providertest.New(t, serveJSON(t, "converse_text.json"))
 	p := newAdapter(t, f)
 	for _, region := range []string{"eu-central-1", "", "eu-central-1"} {
 		req := *simple
@@ -126,7 +126,7 @@ func TestRegionPerRequest(t *testing.T) {
 		if want == "" {
 			want = "us-east-1"
 		}
-		if _, h, _ := f.received(); !strings.Contains(h.Get("Authorization"), "/"+want+"/bedrock/") {
+		if _, h, _ := f.Received(); !strings.Contains(h.Get("Authorization"), "/"+want+"/bedrock/") {
 			t.Errorf("region %q: authorization %q", region, h.Get("Authorization"))
 		}
 	}
@@ -148,43 +148,7 @@ func TestNoRegionIsFinal(t *testing.T) {
 }
 
 func TestNoAnswerReturnsPromptlyOnCancel(t *testing.T) {
-	p := newAdapter(t, newFake(t, hang))
-	for _, stream := range []bool{false, true} {
-		ctx := withTimeout(t, 100*time.Millisecond)
-		start := time.Now()
-		var err error
-		if stream {
-			_, err = p.Stream(ctx, simple)
-		} else {
-			_, err = p.Complete(ctx, simple)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-			t.Errorf("stream=%v: err = %v after %v", stream, err, time.Since(start))
-		}
-	}
-}
-
-// summary renders chunks compactly: R role, T text, C tool call start, A tool args, F finish, U usage.
-func summary(cs []provider.Chunk) string {
-	var s []string
-	for _, c := range cs {
-		d := gjson.ParseBytes(c.Data).Get("choices.0.delta")
-		switch {
-		case c.UsageOnly:
-			s = append(s, "U")
-		case c.Finish:
-			s = append(s, "F:"+gjson.GetBytes(c.Data, "choices.0.finish_reason").String())
-		case d.Get("role").Exists():
-			s = append(s, "R")
-		case d.Get("tool_calls.0.id").Exists():
-			s = append(s, "C:"+d.Get("tool_calls.0.function.name").String())
-		case d.Get("tool_calls").Exists():
-			s = append(s, "A:"+d.Get("tool_calls.0.function.arguments").String())
-		default:
-			s = append(s, "T:"+d.Get("content").String())
-		}
-	}
-	return strings.Join(s, " ")
+	providertest.CheckCancelPromptly(t, newAdapter(t, providertest.New(t, providertest.Hang)), simple)
 }
 
 func TestStream(t *testing.T) {
@@ -200,7 +164,7 @@ func TestStream(t *testing.T) {
 		{"tool stream: toolUse start and input deltas", func(t *testing.T) http.HandlerFunc { return serveEvents(events(t, "stream_tool.jsonl"), 0, nil) },
 			`R T:Okay, let's check the weather. C:get_weather A:{"city": A: "Paris"} F:tool_calls U`, ""},
 		{"slow first token still streams", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t), 150*time.Millisecond, nil) }, full, ""},
-		{"metadata ends the stream without waiting for the connection to close", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t), 0, hang) }, full, ""},
+		{"metadata ends the stream without waiting for the connection to close", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t), 0, providertest.Hang) }, full, ""},
 		{"messageStop without metadata still ends cleanly", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t)[:5], 0, nil) },
 			"R T:Hello T:! \"Quoted\"\nline F:stop", ""},
 		{"a guardrail stop is content_filter", func(t *testing.T) http.HandlerFunc {
@@ -212,9 +176,9 @@ func TestStream(t *testing.T) {
 		{"throttlingException in the stream is rate_limit", func(t *testing.T) http.HandlerFunc {
 			return serveEvents(append(text(t)[:1:1], exception("throttlingException", "Too many tokens.")), 0, nil)
 		}, "R", chain.RateLimit},
-		{"cut before the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t)[:1], 0, cut) },
+		{"cut before the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t)[:1], 0, providertest.Cut) },
 			"R", chain.ConnectionError},
-		{"cut after the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t)[:3], 0, cut) },
+		{"cut after the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveEvents(text(t)[:3], 0, providertest.Cut) },
 			"R T:Hello T:! \"Quoted\"\nline", chain.ConnectionError},
 		{"missing terminator: a clean end before messageStop is connection_error", func(t *testing.T) http.HandlerFunc {
 			return serveEvents(text(t)[:4], 0, nil)
@@ -230,27 +194,13 @@ func TestStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := newAdapter(t, newFake(t, tt.handler(t))).Stream(withTimeout(t, 5*time.Second), simple)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			cs, err := drain(t, s)
-			if got := summary(cs); got != tt.want {
+			cs, err := providertest.StreamAll(t, newAdapter(t, providertest.New(t, tt.handler(t))), simple)
+			if got := providertest.Summary(cs); got != tt.want {
 				t.Errorf("chunks = %s, want %s", got, tt.want)
 			}
-			if time.Since(start) > 2*time.Second {
-				t.Errorf("stream took %v", time.Since(start))
-			}
-			if tt.reason == "" {
-				if err != io.EOF {
-					t.Fatalf("err = %v, want io.EOF", err)
-				}
-			} else {
-				wantErr(t, err, tt.reason, 0, "")
-			}
+			providertest.WantEnd(t, err, tt.reason, "", false, testSecret)
 			for _, c := range cs {
-				sum := summary([]provider.Chunk{c})
+				sum := providertest.Summary([]provider.Chunk{c})
 				if c.Content != (sum[0] == 'T' || sum[0] == 'C' || sum[0] == 'A') {
 					t.Errorf("Content = %v for %s", c.Content, c.Data)
 				}
@@ -271,77 +221,48 @@ func TestStreamErrorsBeforeHeaders(t *testing.T) {
 	}{
 		{"429 is rate_limit", serveError(429, "ThrottlingException", "Too many requests."), chain.RateLimit, ""},
 		{"503 is server_error", serveError(503, "ServiceUnavailableException", "Unavailable."), chain.ServerError, ""},
-		{"reset before headers is connection_error", resetBeforeHeaders, chain.ConnectionError, ""},
+		{"reset before headers is connection_error", providertest.ResetBeforeHeaders, chain.ConnectionError, ""},
 		{"400 context length is final", serveError(400, "ValidationException", "Input is too long for requested model."), "", "context_length_exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newAdapter(t, newFake(t, tt.handler)).Stream(context.Background(), simple)
+			_, err := newAdapter(t, providertest.New(t, tt.handler)).Stream(context.Background(), simple)
 			wantErr(t, err, tt.reason, 0, tt.code)
 		})
 	}
 }
 
 func TestCloseUnblocksRecv(t *testing.T) {
-	s, err := newAdapter(t, newFake(t, serveEvents(events(t, "stream_text.jsonl")[:2], 0, hang))).Stream(context.Background(), simple)
+	s, err := newAdapter(t, providertest.New(t, serveEvents(events(t, "stream_text.jsonl")[:2], 0, providertest.Hang))).Stream(context.Background(), simple)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if _, err := s.Recv(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan error, 1)
-	go func() { _, err := s.Recv(); done <- err }()
-	time.Sleep(50 * time.Millisecond)
-	_ = s.Close()
-	select {
-	case err := <-done:
-		if err == nil || err == io.EOF {
-			t.Errorf("Recv after Close = %v, want an interruption", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Recv still blocked after Close")
-	}
+	providertest.CheckCloseUnblocksRecv(t, s, 2) // role and first text
 }
 
 func TestStreamCancelledMidStream(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := newAdapter(t, newFake(t, serveEvents(events(t, "stream_text.jsonl")[:2], 0, hang))).Stream(ctx, simple)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	time.AfterFunc(50*time.Millisecond, cancel)
-	for {
-		if _, err = s.Recv(); err != nil {
-			break
-		}
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled as is", err)
-	}
+	p := newAdapter(t, providertest.New(t, serveEvents(events(t, "stream_text.jsonl")[:2], 0, providertest.Hang)))
+	providertest.CheckCancelledMidStream(t, func(ctx context.Context) (provider.Stream, error) { return p.Stream(ctx, simple) })
 }
 
 func TestConversationWithToolsRoundTrip(t *testing.T) {
-	in := fixture(t, "openai_conversation.json")
+	in := providertest.Fixture(t, "openai_conversation.json")
 	orig := bytes.Clone(in)
-	f := newFake(t, serveEvents(events(t, "stream_tool.jsonl"), 0, nil))
+	f := providertest.New(t, serveEvents(events(t, "stream_tool.jsonl"), 0, nil))
 	s, err := newAdapter(t, f).Stream(context.Background(), &provider.Request{Body: in, Model: model, Stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drain(t, s); err != io.EOF {
+	if _, err := providertest.Drain(t, s); err != io.EOF {
 		t.Fatal(err)
 	}
-	got, _, path := f.received()
+	got, _, path := f.Received()
 	if path != "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream" {
 		t.Errorf("path = %q", path)
 	}
 	var g, w any
-	if json.Unmarshal(got, &g) != nil || json.Unmarshal(fixture(t, "bedrock_conversation.json"), &w) != nil || !reflect.DeepEqual(g, w) {
-		t.Errorf("body =\n%s\nwant\n%s", got, fixture(t, "bedrock_conversation.json"))
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(providertest.Fixture(t, "bedrock_conversation.json"), &w) != nil || !reflect.DeepEqual(g, w) {
+		t.Errorf("body =\n%s\nwant\n%s", got, providertest.Fixture(t, "bedrock_conversation.json"))
 	}
 	if !bytes.Equal(in, orig) {
 		t.Error("the request body was modified")

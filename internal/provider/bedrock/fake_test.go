@@ -3,15 +3,9 @@ package bedrock
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,37 +13,11 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/providertest"
 )
 
-// fake is a Bedrock runtime endpoint that records what it received and answers with the handler a
-// test gives it: JSON for Converse, the binary event stream for ConverseStream.
-type fake struct {
-	*httptest.Server
-	mu     sync.Mutex
-	body   []byte
-	header http.Header
-	path   string
-}
-
-func newFake(t *testing.T, h http.HandlerFunc) *fake {
-	t.Helper()
-	f := &fake{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		f.body, f.header, f.path = body, r.Header.Clone(), r.URL.EscapedPath()
-		f.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fake) received() ([]byte, http.Header, string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.body, f.header, f.path
-}
+// What the shared fakes need to know of Bedrock: its credentials, its error headers and its
+// binary event-stream framing.
 
 const testSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -65,7 +33,7 @@ func awsTestEnv(t *testing.T) {
 	}
 }
 
-func newAdapter(t *testing.T, f *fake) provider.Provider {
+func newAdapter(t *testing.T, f *providertest.Server) provider.Provider {
 	t.Helper()
 	awsTestEnv(t)
 	p, err := New(provider.Config{Name: "bedrock", Type: "bedrock", BaseURL: f.URL, Region: "us-east-1", Client: f.Client()})
@@ -75,42 +43,21 @@ func newAdapter(t *testing.T, f *fake) provider.Provider {
 	return p
 }
 
-func fixture(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func serveJSON(t *testing.T, name string) http.HandlerFunc {
-	body := fixture(t, name)
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Amzn-Requestid", "6a8d5c3e-0d4f-4b36-9b53-3c8f6b7d2f11")
-		_, _ = w.Write(body)
-	}
+	return providertest.ServeFixture(t, http.StatusOK, name, "X-Amzn-Requestid", "6a8d5c3e-0d4f-4b36-9b53-3c8f6b7d2f11")
 }
 
 // serveError answers as Bedrock does: the exception's name in X-Amzn-ErrorType, its message in
 // the JSON body.
 func serveError(status int, exception, message string, header ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Amzn-Errortype", exception+":http://internal.amazon.com/coral/com.amazon.bedrock/")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, `{"message":"`+message+`"}`)
-	}
+	header = append(header, "X-Amzn-Errortype", exception+":http://internal.amazon.com/coral/com.amazon.bedrock/")
+	return providertest.ServeJSON(status, []byte(`{"message":"`+message+`"}`), header...)
 }
 
 // events reads a fixture of one {"event","payload"} object per line into event-stream messages.
 func events(t *testing.T, name string) []eventstream.Message {
 	var out []eventstream.Message
-	sc := bufio.NewScanner(bytes.NewReader(fixture(t, name)))
+	sc := bufio.NewScanner(bytes.NewReader(providertest.Fixture(t, name)))
 	for sc.Scan() {
 		var ev struct {
 			Event   string
@@ -140,68 +87,20 @@ func exception(typ, message string) eventstream.Message {
 	return eventstream.Message{Headers: h, Payload: []byte(`{"message":"` + message + `"}`)}
 }
 
-// serveEvents encodes msgs with the SDK's own event-stream encoder, flushing each, pausing delay
-// before the second, then runs end (nil: a clean end of the response).
-func serveEvents(msgs []eventstream.Message, delay time.Duration, end func(http.ResponseWriter, *http.Request)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		enc := eventstream.NewEncoder()
-		for i, m := range msgs {
-			if i == 1 && delay > 0 {
-				time.Sleep(delay)
-			}
-			_ = enc.Encode(w, m)
-			w.(http.Flusher).Flush()
-		}
-		if end != nil {
-			end(w, r)
-		}
+// serveEvents encodes msgs with the SDK's own event-stream encoder and serves them as
+// providertest.ServeStream does.
+func serveEvents(msgs []eventstream.Message, delay time.Duration, end http.HandlerFunc) http.HandlerFunc {
+	enc := eventstream.NewEncoder()
+	frames := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		var b bytes.Buffer
+		_ = enc.Encode(&b, m)
+		frames[i] = b.Bytes()
 	}
-}
-
-func cut(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }
-
-func hang(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
-
-func resetBeforeHeaders(w http.ResponseWriter, _ *http.Request) {
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err == nil {
-		_ = conn.Close()
-	}
+	return providertest.ServeStream("application/vnd.amazon.eventstream", frames, delay, end)
 }
 
 func wantErr(t *testing.T, err error, reason chain.Reason, status int, code string) *provider.Error {
 	t.Helper()
-	var pe *provider.Error
-	if !errors.As(err, &pe) {
-		t.Fatalf("error = %v (%T), want *provider.Error", err, err)
-	}
-	if pe.Reason != reason || (status != 0 && pe.Status != status) || pe.Code != code {
-		t.Fatalf("error = %+v, want reason %q status %d code %q", pe, reason, status, code)
-	}
-	if strings.Contains(pe.Error(), testSecret) {
-		t.Fatalf("error leaks the secret key: %v", pe)
-	}
-	return pe
-}
-
-func drain(t *testing.T, s provider.Stream) ([]provider.Chunk, error) {
-	t.Helper()
-	defer s.Close()
-	var out []provider.Chunk
-	for {
-		c, err := s.Recv()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-}
-
-func withTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return providertest.WantErr(t, err, reason, status, code, testSecret)
 }

@@ -3,11 +3,8 @@ package gemini
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/providertest"
 )
 
 var simple = &provider.Request{Body: []byte(`{"model":"google/gemini-2.5-flash","messages":[{"role":"user","content":"Hi"}]}`), Model: "gemini-2.5-flash"}
@@ -26,7 +24,7 @@ func TestComplete(t *testing.T) {
 		handler func(t *testing.T) http.HandlerFunc
 		check   func(t *testing.T, r *provider.Response, err error)
 	}{
-		{"a text answer becomes a chat.completion", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 200, "response_text.json") },
+		{"a text answer becomes a chat.completion", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 200, "response_text.json") },
 			func(t *testing.T, r *provider.Response, err error) {
 				if err != nil {
 					t.Fatal(err)
@@ -42,7 +40,7 @@ func TestComplete(t *testing.T) {
 					}
 				}
 			}},
-		{"function calls become tool_calls", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 200, "response_tool.json") },
+		{"function calls become tool_calls", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 200, "response_tool.json") },
 			func(t *testing.T, r *provider.Response, err error) {
 				if err != nil {
 					t.Fatal(err)
@@ -56,26 +54,28 @@ func TestComplete(t *testing.T) {
 				}
 			}},
 		{"429 RESOURCE_EXHAUSTED with Retry-After is rate_limit", func(t *testing.T) http.HandlerFunc {
-			return serveJSON(t, 429, "error_rate_limit.json", "Retry-After", "3")
+			return providertest.ServeFixture(t, 429, "error_rate_limit.json", "Retry-After", "3")
 		}, func(t *testing.T, _ *provider.Response, err error) {
 			if pe := wantErr(t, err, chain.RateLimit, 429, ""); pe.RetryAfter != 3*time.Second {
 				t.Errorf("RetryAfter = %v", pe.RetryAfter)
 			}
 		}},
-		{"429 without Retry-After takes RetryInfo's delay", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 429, "error_rate_limit.json") },
+		{"429 without Retry-After takes RetryInfo's delay", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 429, "error_rate_limit.json") },
 			func(t *testing.T, _ *provider.Response, err error) {
 				if pe := wantErr(t, err, chain.RateLimit, 429, ""); pe.RetryAfter != 37*time.Second {
 					t.Errorf("RetryAfter = %v", pe.RetryAfter)
 				}
 			}},
-		{"500 INTERNAL is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 500, "error_internal.json") },
+		{"500 INTERNAL is server_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 500, "error_internal.json") },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 500, "") }},
-		{"503 UNAVAILABLE is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 503, "error_unavailable.json") },
+		{"503 UNAVAILABLE is server_error", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 503, "error_unavailable.json")
+		},
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 503, "") }},
-		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return resetBeforeHeaders },
+		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return providertest.ResetBeforeHeaders },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ConnectionError, 0, "") }},
 		{"a body cut short is connection_error", func(t *testing.T) http.HandlerFunc {
-			body := fixture(t, "response_text.json")
+			body := providertest.Fixture(t, "response_text.json")
 			return func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Length", "2000")
 				_, _ = w.Write(body[:40])
@@ -86,15 +86,17 @@ func TestComplete(t *testing.T) {
 		{"a malformed body is server_error", func(*testing.T) http.HandlerFunc {
 			return func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"candidates": [`) }
 		}, func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, chain.ServerError, 0, "") }},
-		{"400 context length is final", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 400, "error_context_length.json") },
+		{"400 context length is final", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 400, "error_context_length.json")
+		},
 			func(t *testing.T, _ *provider.Response, err error) {
 				if pe := wantErr(t, err, "", 400, "context_length_exceeded"); !strings.Contains(pe.Message, "exceeds the maximum number of tokens") {
 					t.Errorf("message = %q", pe.Message)
 				}
 			}},
-		{"a blocked prompt is a final content_filter 400", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 200, "response_blocked.json") },
+		{"a blocked prompt is a final content_filter 400", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 200, "response_blocked.json") },
 			func(t *testing.T, _ *provider.Response, err error) { wantErr(t, err, "", 400, "content_filter") }},
-		{"an invalid API key is final and hidden", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 400, "error_api_key.json") },
+		{"an invalid API key is final and hidden", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 400, "error_api_key.json") },
 			func(t *testing.T, _ *provider.Response, err error) {
 				if pe := wantErr(t, err, "", 502, ""); pe.Type != "upstream_auth_error" {
 					t.Errorf("type = %q", pe.Type)
@@ -103,7 +105,7 @@ func TestComplete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := newAdapter(t, newFake(t, tt.handler(t))).Complete(context.Background(), simple)
+			r, err := newAdapter(t, providertest.New(t, tt.handler(t))).Complete(context.Background(), simple)
 			tt.check(t, r, err)
 		})
 	}
@@ -112,12 +114,12 @@ func TestComplete(t *testing.T) {
 func TestRequestTargetsAndKeyHeader(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		var gotURL string
-		f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		f := providertest.New(t, func(w http.ResponseWriter, r *http.Request) {
 			gotURL = r.URL.String()
 			if stream {
-				serveSSE(events(t, "stream_text.sse"), 0, nil)(w, r)
+				providertest.ServeSSE(events(t, "stream_text.sse"), 0, nil)(w, r)
 			} else {
-				serveJSON(t, 200, "response_text.json")(w, r)
+				providertest.ServeFixture(t, 200, "response_text.json")(w, r)
 			}
 		})
 		p := newAdapter(t, f)
@@ -125,7 +127,7 @@ func TestRequestTargetsAndKeyHeader(t *testing.T) {
 		if stream {
 			var s provider.Stream
 			if s, err = p.Stream(context.Background(), simple); err == nil {
-				_, err = drain(t, s)
+				_, err = providertest.Drain(t, s)
 			}
 		} else {
 			_, err = p.Complete(context.Background(), simple)
@@ -133,7 +135,7 @@ func TestRequestTargetsAndKeyHeader(t *testing.T) {
 		if err != nil && err != io.EOF {
 			t.Fatal(err)
 		}
-		_, h, _ := f.received()
+		_, h, _ := f.Received()
 		want := "/v1beta/models/gemini-2.5-flash:generateContent"
 		if stream {
 			want = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -145,20 +147,7 @@ func TestRequestTargetsAndKeyHeader(t *testing.T) {
 }
 
 func TestNoAnswerReturnsPromptlyOnCancel(t *testing.T) {
-	p := newAdapter(t, newFake(t, hang))
-	for _, stream := range []bool{false, true} {
-		ctx := withTimeout(t, 100*time.Millisecond)
-		start := time.Now()
-		var err error
-		if stream {
-			_, err = p.Stream(ctx, simple)
-		} else {
-			_, err = p.Complete(ctx, simple)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-			t.Errorf("stream=%v: err = %v after %v", stream, err, time.Since(start))
-		}
-	}
+	providertest.CheckCancelPromptly(t, newAdapter(t, providertest.New(t, providertest.Hang)), simple)
 }
 
 func TestUnconfiguredProviderFailsFinal(t *testing.T) {
@@ -176,27 +165,6 @@ func TestUnconfiguredProviderFailsFinal(t *testing.T) {
 	}
 }
 
-// summary renders chunks compactly: R role, T text, C tool call, F finish, U usage.
-func summary(cs []provider.Chunk) string {
-	var s []string
-	for _, c := range cs {
-		d := gjson.ParseBytes(c.Data).Get("choices.0.delta")
-		switch {
-		case c.UsageOnly:
-			s = append(s, "U")
-		case c.Finish:
-			s = append(s, "F:"+gjson.GetBytes(c.Data, "choices.0.finish_reason").String())
-		case d.Get("role").Exists():
-			s = append(s, "R")
-		case d.Get("tool_calls").Exists():
-			s = append(s, "C:"+d.Get("tool_calls.0.function.name").String()+d.Get("tool_calls.0.function.arguments").String())
-		default:
-			s = append(s, "T:"+d.Get("content").String())
-		}
-	}
-	return strings.Join(s, " ")
-}
-
 func TestStream(t *testing.T) {
 	text := func(t *testing.T) []string { return events(t, "stream_text.sse") }
 	const full = "R T:The sky T: is blue because of \"Rayleigh\"\nscattering. F:stop U"
@@ -208,50 +176,38 @@ func TestStream(t *testing.T) {
 		reason  chain.Reason // of the final error; "" with no code means io.EOF
 		code    string       // of a final error
 	}{
-		{"text stream: role, deltas, finish, usage, then EOF", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t), 0, nil) }, full, "", ""},
-		{"function call stream: one complete tool_calls delta", func(t *testing.T) http.HandlerFunc { return serveSSE(events(t, "stream_tool.sse"), 0, nil) },
+		{"text stream: role, deltas, finish, usage, then EOF", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t), 0, nil) }, full, "", ""},
+		{"function call stream: one complete tool_calls delta", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeSSE(events(t, "stream_tool.sse"), 0, nil)
+		},
 			`R C:get_weather{"city":"Paris"} F:tool_calls U`, "", ""},
-		{"slow first token still streams", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t), 150*time.Millisecond, nil) }, full, "", ""},
-		{"the finishReason frame ends the stream without waiting", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t), 0, hang) }, full, "", ""},
+		{"slow first token still streams", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t), 150*time.Millisecond, nil) }, full, "", ""},
+		{"the finishReason frame ends the stream without waiting", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t), 0, providertest.Hang) }, full, "", ""},
 		{"an UNAVAILABLE error frame before the first token is server_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE([]string{errorFrame}, 0, nil)
+			return providertest.ServeSSE([]string{errorFrame}, 0, nil)
 		}, "", chain.ServerError, ""},
-		{"cut before the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveSSE(nil, 0, cut) }, "", chain.ConnectionError, ""},
-		{"cut after the first token is connection_error", func(t *testing.T) http.HandlerFunc { return serveSSE(text(t)[:2], 0, cut) },
+		{"cut before the first token is connection_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(nil, 0, providertest.Cut) }, "", chain.ConnectionError, ""},
+		{"cut after the first token is connection_error", func(t *testing.T) http.HandlerFunc { return providertest.ServeSSE(text(t)[:2], 0, providertest.Cut) },
 			"R T:The sky T: is blue because of \"Rayleigh\"\nscattering.", chain.ConnectionError, ""},
 		{"missing terminator: a clean end before finishReason is connection_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE(text(t)[:1], 0, nil)
+			return providertest.ServeSSE(text(t)[:1], 0, nil)
 		}, "R T:The sky", chain.ConnectionError, ""},
 		{"malformed chunk is server_error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE([]string{"data: {\"candidates\": [{\"content\": \r\n\r\n"}, 0, nil)
+			return providertest.ServeSSE([]string{"data: {\"candidates\": [{\"content\": \r\n\r\n"}, 0, nil)
 		}, "", chain.ServerError, ""},
 		{"a blocked prompt is a final content_filter error", func(t *testing.T) http.HandlerFunc {
-			return serveSSE([]string{"data: " + string(bytes.Join(bytes.Fields(fixture(t, "response_blocked.json")), nil)) + "\r\n\r\n"}, 0, nil)
+			return providertest.ServeSSE([]string{"data: " + string(bytes.Join(bytes.Fields(providertest.Fixture(t, "response_blocked.json")), nil)) + "\r\n\r\n"}, 0, nil)
 		}, "", "", "content_filter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := newAdapter(t, newFake(t, tt.handler(t))).Stream(withTimeout(t, 5*time.Second), simple)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			cs, err := drain(t, s)
-			if got := summary(cs); got != tt.want {
+			cs, err := providertest.StreamAll(t, newAdapter(t, providertest.New(t, tt.handler(t))), simple)
+			if got := providertest.Summary(cs); got != tt.want {
 				t.Errorf("chunks = %s, want %s", got, tt.want)
 			}
-			if time.Since(start) > 2*time.Second {
-				t.Errorf("stream took %v", time.Since(start))
-			}
-			if tt.reason == "" && tt.code == "" {
-				if err != io.EOF {
-					t.Fatalf("err = %v, want io.EOF", err)
-				}
-			} else {
-				wantErr(t, err, tt.reason, 0, tt.code)
-			}
+			providertest.WantEnd(t, err, tt.reason, tt.code, false, testKey)
 			for _, c := range cs {
-				if c.Content != (strings.Contains(summary([]provider.Chunk{c}), "T:") || strings.Contains(summary([]provider.Chunk{c}), "C:")) {
+				if c.Content != (strings.Contains(providertest.Summary([]provider.Chunk{c}), "T:") || strings.Contains(providertest.Summary([]provider.Chunk{c}), "C:")) {
 					t.Errorf("Content = %v for %s", c.Content, c.Data)
 				}
 				if c.UsageOnly && (c.Usage == nil || *c.Usage != provider.Usage{PromptTokens: 8, CompletionTokens: 39} && *c.Usage != provider.Usage{PromptTokens: 61, CompletionTokens: 59}) {
@@ -269,66 +225,40 @@ func TestStreamErrorsBeforeHeaders(t *testing.T) {
 		reason  chain.Reason
 		code    string
 	}{
-		{"429 is rate_limit", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 429, "error_rate_limit.json") }, chain.RateLimit, ""},
-		{"503 is server_error", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 503, "error_unavailable.json") }, chain.ServerError, ""},
-		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return resetBeforeHeaders }, chain.ConnectionError, ""},
-		{"400 context length is final", func(t *testing.T) http.HandlerFunc { return serveJSON(t, 400, "error_context_length.json") }, "", "context_length_exceeded"},
+		{"429 is rate_limit", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 429, "error_rate_limit.json") }, chain.RateLimit, ""},
+		{"503 is server_error", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 503, "error_unavailable.json")
+		}, chain.ServerError, ""},
+		{"reset before headers is connection_error", func(*testing.T) http.HandlerFunc { return providertest.ResetBeforeHeaders }, chain.ConnectionError, ""},
+		{"400 context length is final", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeFixture(t, 400, "error_context_length.json")
+		}, "", "context_length_exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newAdapter(t, newFake(t, tt.handler(t))).Stream(context.Background(), simple)
+			_, err := newAdapter(t, providertest.New(t, tt.handler(t))).Stream(context.Background(), simple)
 			wantErr(t, err, tt.reason, 0, tt.code)
 		})
 	}
 }
 
 func TestCloseUnblocksRecv(t *testing.T) {
-	s, err := newAdapter(t, newFake(t, serveSSE(events(t, "stream_text.sse")[:1], 0, hang))).Stream(context.Background(), simple)
+	s, err := newAdapter(t, providertest.New(t, providertest.ServeSSE(events(t, "stream_text.sse")[:1], 0, providertest.Hang))).Stream(context.Background(), simple)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if _, err := s.Recv(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan error, 1)
-	go func() { _, err := s.Recv(); done <- err }()
-	time.Sleep(50 * time.Millisecond)
-	_ = s.Close()
-	select {
-	case err := <-done:
-		if err == nil || err == io.EOF {
-			t.Errorf("Recv after Close = %v, want an interruption", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Recv still blocked after Close")
-	}
-}
-
-func jsonEqual(t *testing.T, got, want []byte) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("invalid JSON %s: %v", got, err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("body =\n%s\nwant\n%s", got, want)
-	}
+	providertest.CheckCloseUnblocksRecv(t, s, 2) // role and first text
 }
 
 func TestConversationWithToolsRoundTrip(t *testing.T) {
-	in := fixture(t, "openai_conversation.json")
+	in := providertest.Fixture(t, "openai_conversation.json")
 	orig := bytes.Clone(in)
-	f := newFake(t, serveJSON(t, 200, "response_tool.json"))
+	f := providertest.New(t, providertest.ServeFixture(t, 200, "response_tool.json"))
 	if _, err := newAdapter(t, f).Complete(context.Background(), &provider.Request{Body: in, Model: "gemini-2.5-flash"}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, _ := f.received()
-	jsonEqual(t, got, fixture(t, "gemini_conversation.json"))
+	got, _, _ := f.Received()
+	providertest.JSONEqual(t, got, providertest.Fixture(t, "gemini_conversation.json"))
 	if !bytes.Equal(in, orig) {
 		t.Error("the request body was modified")
 	}
@@ -364,7 +294,7 @@ func TestBuildBody(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jsonEqual(t, got, []byte(tt.want))
+			providertest.JSONEqual(t, got, []byte(tt.want))
 		})
 	}
 }
