@@ -39,6 +39,12 @@ func InvalidKey(message string) *Problem {
 	return &Problem{Status: 401, Title: "Invalid API key", Message: message, Type: "invalid_request_error", Code: "invalid_api_key"}
 }
 
+// OnBehalfDenied refuses a user_id that a non-admin key may not bill to.
+func OnBehalfDenied() *Problem {
+	return &Problem{Status: 403, Title: "Access denied", Type: "permission_error", Code: "on_behalf_of_denied", Param: "user_id",
+		Message: "user_id: only an admin API key may act on behalf of another user"}
+}
+
 // Internal hides an unexpected error's details from the caller.
 func Internal() *Problem {
 	return &Problem{Status: 500, Title: "Internal error", Message: "the gateway failed unexpectedly; the request id identifies it in the logs", Type: "server_error", Code: "internal_error"}

@@ -38,6 +38,12 @@ func (k *Key) Allows(model string) bool {
 	return len(k.AllowedModels) == 0 || slices.Contains(k.AllowedModels, model)
 }
 
+// MayActFor reports whether the key may bill a call to userID (on-behalf-of): its own user
+// always, anyone only with an admin key.
+func (k *Key) MayActFor(userID string) bool {
+	return userID == "" || userID == k.UserID || k.Admin
+}
+
 const secretHexLen = 64
 
 // ErrMalformed reports a secret that is not "sk-" followed by 64 hex digits.

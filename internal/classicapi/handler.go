@@ -53,9 +53,8 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := httpapi.Key(r.Context())
-	if in.UserID != "" && !key.Admin && in.UserID != key.UserID {
-		Render(w, r, &apierr.Problem{Status: 403, Title: "Access denied", Type: "permission_error", Code: "on_behalf_of_denied", Param: "user_id",
-			Message: "user_id: only an admin API key may act on behalf of another user"})
+	if !key.MayActFor(in.UserID) {
+		Render(w, r, apierr.OnBehalfDenied())
 		return
 	}
 	spec, err := chain.ParseSpec(in.Upstream)

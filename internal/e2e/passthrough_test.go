@@ -19,7 +19,7 @@ const callerFields = `"messages":[{"role":"system","content":"Be brief."},{"role
 	"user":"end-user-7","max_completion_tokens":77,"temperature":0.3,"foo":{"bar":[1,2,{"baz":null}]}`
 
 const gatewayFields = `"models":["fake/error-500",{"model":"fake/ok","timeout_ms":5000}],"redundancy":{"timeout_ms":3000},
-	"smltp_policy":"internal","user_id":"someone-else"`
+	"smltp_policy":"internal","user_id":"u1"`
 
 func decode(t *testing.T, b []byte) map[string]any {
 	t.Helper()
@@ -162,4 +162,36 @@ func directStream(t *testing.T, e *env, body []byte) []string {
 		}
 	}
 	return out
+}
+
+func TestOnBehalfOfNeedsAdmin(t *testing.T) {
+	e := newEnv(t)
+	r := e.chat(t, `{"model":"fake/ok","user_id":"someone-else","messages":[{"role":"user","content":"hi"}]}`)
+	if r.status != http.StatusForbidden || r.json().Get("error.param").Str != "user_id" {
+		t.Fatalf("status %d %s, want 403 naming user_id", r.status, r.body)
+	}
+	if n := e.up.fake.Calls("ok"); n != 0 {
+		t.Errorf("upstream called %d times, want 0", n)
+	}
+}
+
+func TestSecureaiNamesThePolicy(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ body, policy, source string }{
+		{`{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`, "public", "default"},
+		{`{"model":"fake/ok","smltp_policy":"internal","messages":[{"role":"user","content":"hi"}]}`, "internal", "request"},
+	} {
+		r := e.chat(t, tc.body)
+		if r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		s := r.json().Get("secureai")
+		if s.Get("smltp_policy_used").Str != tc.policy || s.Get("smltp_policy_source").Str != tc.source || len(s.Get("smltp_policy_hash").Str) != 64 {
+			t.Errorf("secureai = %s, want policy %s from %s with a sha256 hash", s.Raw, tc.policy, tc.source)
+		}
+	}
+	r := e.chat(t, `{"model":"fake/ok","smltp_policy":"secret-sauce","messages":[{"role":"user","content":"hi"}]}`)
+	if r.status != 400 || r.json().Get("error.param").Str != "smltp_policy" {
+		t.Errorf("unknown policy: status %d %s, want 400 naming smltp_policy", r.status, r.body)
+	}
 }

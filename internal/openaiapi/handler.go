@@ -15,7 +15,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/oaiwire"
-	"github.com/tidwall/gjson"
 )
 
 // ModelLister lists the models that can serve now.
@@ -33,14 +32,18 @@ type Handler struct {
 
 // Secureai is the gateway's report in every response.
 type Secureai struct {
-	ServedModel    string        `json:"served_model"`
-	RequestedModel string        `json:"requested_model"`
-	Failover       *chain.Report `json:"failover,omitempty"`
+	ServedModel       string        `json:"served_model"`
+	RequestedModel    string        `json:"requested_model"`
+	Failover          *chain.Report `json:"failover,omitempty"`
+	SMLTPPolicyUsed   string        `json:"smltp_policy_used"`
+	SMLTPPolicySource string        `json:"smltp_policy_source"`
+	SMLTPPolicyHash   string        `json:"smltp_policy_hash"`
 }
 
-func secureaiJSON(plan chain.Plan, served string, report chain.Report) []byte {
-	s := Secureai{ServedModel: served, RequestedModel: plan.Targets[0].Model}
-	if len(plan.Targets) > 1 {
+func secureaiJSON(in *request, served string, report chain.Report) []byte {
+	s := Secureai{ServedModel: served, RequestedModel: in.plan.Targets[0].Model,
+		SMLTPPolicyUsed: in.policy.Name, SMLTPPolicySource: in.policy.Source, SMLTPPolicyHash: in.policy.Hash}
+	if len(in.plan.Targets) > 1 {
 		s.Failover = &report
 	}
 	b, _ := json.Marshal(s)
@@ -54,43 +57,33 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		Render(w, r, p)
 		return
 	}
-	if p := validate(body); p != nil {
-		Render(w, r, p)
-		return
-	}
-	spec, err := chain.ParseSpec(body)
+	in, err := h.read(httpapi.Key(r.Context()), body)
 	if err != nil {
 		Render(w, r, apierr.From(err, nil))
 		return
 	}
-	plan, err := h.Completions.Prepare(httpapi.Key(r.Context()), spec)
-	if err != nil {
-		Render(w, r, apierr.From(err, nil))
+	if in.stream {
+		h.stream(w, r, in)
 		return
 	}
-	if gjson.GetBytes(body, "stream").Bool() {
-		h.stream(w, r, plan, body)
-		return
-	}
-	c, report, err := h.Completions.Complete(r.Context(), plan, body)
+	c, report, err := h.Completions.Complete(r.Context(), in.plan, body)
 	if err != nil {
 		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(plan, c.Served, report))
+	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(in, c.Served, report))
 }
 
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, plan chain.Plan, body []byte) {
-	st, report, err := h.Completions.Stream(r.Context(), plan, body)
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *request) {
+	st, report, err := h.Completions.Stream(r.Context(), in.plan, in.body)
 	if err != nil {
 		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
 		return
 	}
 	defer st.Close()
-	wantUsage := gjson.GetBytes(body, "stream_options.include_usage").Bool()
-	sec := secureaiJSON(plan, st.Served, report)
+	sec := secureaiJSON(in, st.Served, report)
 	out := httpapi.StartSSE(w)
 	for {
 		c, err := st.Next()
@@ -102,7 +95,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, plan chain.Plan
 			h.interrupted(r, out, err)
 			return
 		}
-		if c.UsageOnly && !wantUsage {
+		if c.UsageOnly && !in.wantUsage {
 			continue
 		}
 		if out.Begin() != nil {
@@ -120,18 +113,6 @@ func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
 	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
 	frame, _ := json.Marshal(map[string]any{"error": map[string]any{"message": in.Message, "type": "server_error", "code": in.Code}})
 	_ = out.Data(frame)
-}
-
-// validate checks what the gateway itself needs; everything else is the provider's to judge.
-func validate(body []byte) *apierr.Problem {
-	m := gjson.GetBytes(body, "messages")
-	if !m.IsArray() || len(m.Array()) == 0 {
-		return apierr.BadRequest("messages", "messages is required: a non-empty array of chat messages")
-	}
-	if s := gjson.GetBytes(body, "stream"); s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
-		return apierr.BadRequest("stream", "stream must be a boolean")
-	}
-	return nil
 }
 
 // Render writes a Problem in the OpenAI error envelope; the attempts ride along when a chain ran.
