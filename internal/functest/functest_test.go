@@ -1,0 +1,563 @@
+package functest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/testenv"
+)
+
+// TestMain stops the shared moto_server when the tests end.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// eventKey is the fixed test key every events/*.json carries (see events/README.md); the bad-key
+// events carry another well-formed key that no store holds.
+const eventKey = "sk-7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57"
+
+// streamSeparator ends the HTTP-integration prelude of a streaming function's output.
+const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// The events each function must have, by the suffix of events/<function>-<kind>.json.
+var (
+	chatKinds   = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
+	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "bad-key"}}
+)
+
+// response is a function's answer, whichever way it came back.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// TestFunctionsAnswerEveryEvent builds every functions/* binary as it is deployed (lambda.norpc,
+// static, for the host), runs each under the Runtime Interface Emulator against DynamoDB and
+// Secrets Manager on moto, and checks its answer to each of its events/*.json. Invokes run one at
+// a time: the emulator crashes on concurrent ones.
+func TestFunctionsAnswerEveryEvent(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	functions := functionNames(t, root)
+	files := eventFiles(t, root, functions)
+
+	built := make(chan map[string]string, 1)
+	go func() { built <- buildAll(t, root, functions) }() // linking is the slow part; overlap it with moto
+	env := awsFixture(t)
+	bins := <-built
+	if bins == nil {
+		t.FailNow() // buildAll reported why
+	}
+
+	for _, fn := range functions {
+		t.Run(fn, func(t *testing.T) {
+			main, err := os.ReadFile(filepath.Join(root, "functions", fn, "main.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			streaming := bytes.Contains(main, []byte("awslambda.StartStreaming("))
+			lambda := testenv.StartLambda(t, bins[fn], env...)
+			invoke := func(t *testing.T, ev []byte) response {
+				t.Helper()
+				out := lambda.Invoke(t, ev)
+				if streaming {
+					return decodeStreamed(t, out)
+				}
+				return decodeBuffered(t, out)
+			}
+			for _, kind := range wantedKinds[fn] {
+				t.Run(kind, func(t *testing.T) {
+					resp := invoke(t, files[fn][kind])
+					if id := resp.header.Get("X-Request-Id"); id == "" {
+						t.Errorf("no X-Request-Id header in %v", resp.header)
+					}
+					check(t, fn, kind, resp)
+					if t.Failed() {
+						t.Logf("function output so far:\n%s", lambda.Output())
+					}
+				})
+			}
+			if fn == "classic-chat" {
+				t.Run("idempotent-replay", func(t *testing.T) {
+					checkReplay(t, invoke, files[fn]["streaming"])
+				})
+			}
+		})
+	}
+}
+
+// functionNames lists functions/*, each of which must have its events.
+func functionNames(t *testing.T, root string) []string {
+	entries, err := os.ReadDir(filepath.Join(root, "functions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	for _, n := range names {
+		if _, ok := wantedKinds[n]; !ok {
+			t.Errorf("functions/%s has no expectations here: add its events (events/%s-*.json) and their checks", n, n)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no functions under functions/")
+	}
+	return names
+}
+
+// eventFiles reads every events/*.json, refusing files that belong to no function or kind, so an
+// event is never added without being run.
+func eventFiles(t *testing.T, root string, functions []string) map[string]map[string][]byte {
+	paths, err := filepath.Glob(filepath.Join(root, "events", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]map[string][]byte{}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".json")
+		if name == "env" { // sam local invoke's --env-vars file, not an event
+			continue
+		}
+		fn, kind := "", ""
+		for _, f := range functions {
+			if k, ok := strings.CutPrefix(name, f+"-"); ok && slices.Contains(wantedKinds[f], k) {
+				fn, kind = f, k
+			}
+		}
+		if fn == "" {
+			t.Errorf("events/%s.json names no function and kind this test knows (%v)", name, wantedKinds)
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev events.APIGatewayProxyRequest
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Errorf("events/%s.json is not an API Gateway proxy event: %v", name, err)
+		}
+		if files[fn] == nil {
+			files[fn] = map[string][]byte{}
+		}
+		files[fn][kind] = b
+	}
+	for _, fn := range functions {
+		for _, kind := range wantedKinds[fn] {
+			if files[fn][kind] == nil {
+				t.Errorf("events/%s-%s.json is missing", fn, kind)
+			}
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return files
+}
+
+// buildAll builds the functions in parallel, as the Makefile's build target does but for the
+// host; nil if any build failed.
+func buildAll(t *testing.T, root string, functions []string) map[string]string {
+	dir := t.TempDir()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		bins = map[string]string{}
+	)
+	for _, fn := range functions {
+		wg.Go(func() {
+			out := filepath.Join(dir, fn, "bootstrap")
+			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w -buildid=", "-o", out, "./functions/"+fn)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("go build ./functions/%s: %v\n%s", fn, err, b)
+				return
+			}
+			mu.Lock()
+			bins[fn] = out
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(bins) != len(functions) {
+		return nil
+	}
+	return bins
+}
+
+// awsFixture creates the tables, the provider secret and the events' key on moto and returns
+// the functions' environment. Everything AWS-related is set explicitly so nothing from the
+// developer's environment (a profile, real credentials) can reach a real account.
+func awsFixture(t *testing.T) []string {
+	ctx := context.Background()
+	endpoint := testenv.Moto(t)
+	cfg := testenv.AWSConfig(t, endpoint)
+
+	db := dynamodb.NewFromConfig(cfg)
+	tables := dynamostore.Tables{APIKeys: testenv.UniqueName(t, "keys"), Idempotency: testenv.UniqueName(t, "idem")}
+	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := apikey.Hash(eventKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: "key_events", Hash: hash,
+		Prefix: apikey.Prefix(eventKey), Name: "events", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The demo models need no credential, but the functions must still read the secret on their
+	// first request: a wrong ARN or an unreadable secret fails every event.
+	secret, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name:         aws.String(testenv.UniqueName(t, "provider-keys")),
+		SecretString: aws.String(`{"OPENAI_API_KEY":"sk-functest-not-a-real-key"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return []string{
+		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
+		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
+		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=", // stream, as in the cloud
+		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, "SECUREAI_TABLE_IDEMPOTENCY=" + tables.Idempotency,
+		"SECUREAI_PROVIDER_SECRET_ARN=" + aws.ToString(secret.ARN),
+		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
+	}
+}
+
+// decodeBuffered reads a buffered function's output: one APIGatewayProxyResponse document.
+func decodeBuffered(t *testing.T, out []byte) response {
+	t.Helper()
+	var r events.APIGatewayProxyResponse
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("output is not an APIGatewayProxyResponse: %v\n%q", err, out)
+	}
+	if r.IsBase64Encoded {
+		t.Errorf("isBase64Encoded = true for a JSON body")
+	}
+	h := http.Header{}
+	for k, v := range r.Headers {
+		h.Add(k, v)
+	}
+	for k, vs := range r.MultiValueHeaders {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return response{status: r.StatusCode, header: h, body: []byte(r.Body)}
+}
+
+// decodeStreamed reads a streaming function's output as the emulator returns it, fully buffered:
+// the HTTP-integration prelude (JSON with the status and headers), eight NUL bytes, the body.
+func decodeStreamed(t *testing.T, out []byte) response {
+	t.Helper()
+	prelude, body, ok := bytes.Cut(out, []byte(streamSeparator))
+	if !ok {
+		t.Fatalf("streaming output has no prelude separator (8 NUL bytes):\n%q", out)
+	}
+	var p struct {
+		StatusCode        int                 `json:"statusCode"`
+		Headers           map[string]string   `json:"headers"`
+		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+		Cookies           []string            `json:"cookies"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(prelude))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil || dec.More() {
+		t.Fatalf("prelude is not one JSON object of statusCode/headers/multiValueHeaders/cookies: %v\n%q", err, prelude)
+	}
+	if p.StatusCode == 0 {
+		t.Errorf("prelude has no statusCode: %s", prelude)
+	}
+	h := http.Header{}
+	for k, v := range p.Headers {
+		h.Add(k, v)
+	}
+	for k, vs := range p.MultiValueHeaders {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return response{status: p.StatusCode, header: h, body: body}
+}
+
+func check(t *testing.T, fn, kind string, r response) {
+	t.Helper()
+	switch fn + "/" + kind {
+	case "openai-chat/plain":
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		expectString(t, v, "chat.completion", "object")
+		expectNonEmpty(t, v, "choices", 0, "message", "content")
+		if fo := lookup(v, "secureai", "failover"); fo != nil {
+			t.Errorf("a plain answer from demo/ok reports a failover: %v", fo)
+		}
+	case "openai-chat/failover":
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		expectString(t, v, "demo/error-500", "secureai", "requested_model")
+		expectFailover(t, lookup(v, "secureai", "failover"))
+	case "openai-chat/streaming":
+		frames := sseFrames(t, r)
+		if len(frames) == 0 {
+			return
+		}
+		expectString(t, frames[0], "demo/ok", "secureai", "served_model")
+		text := ""
+		for _, f := range frames {
+			expectString(t, f, "chat.completion.chunk", "object")
+			if s, ok := lookup(f, "choices", 0, "delta", "content").(string); ok {
+				text += s
+			}
+		}
+		if text == "" {
+			t.Error("the stream carried no content")
+		}
+	case "openai-chat/bad-key", "models/bad-key":
+		v := jsonBody(t, r, http.StatusUnauthorized)
+		expectString(t, v, "invalid_api_key", "error", "code")
+		expectString(t, v, "invalid_request_error", "error", "type")
+	case "openai-chat/bad-body":
+		v := jsonBody(t, r, http.StatusBadRequest)
+		expectString(t, v, "messages", "error", "param")
+		expectString(t, v, "invalid_request_error", "error", "type")
+
+	case "classic-chat/plain":
+		v := jsonBody(t, r, http.StatusOK)
+		expectTrue(t, v, "success")
+		expectString(t, v, "demo/ok", "metadata", "served_model")
+		expectString(t, v, "Zero-Knowledge", "metadata", "index_used")
+		expectNonEmpty(t, v, "choices", 0, "message", "content")
+	case "classic-chat/failover":
+		v := jsonBody(t, r, http.StatusOK)
+		expectTrue(t, v, "success")
+		expectString(t, v, "demo/ok", "metadata", "served_model")
+		expectString(t, v, "demo/error-500", "metadata", "requested_model")
+		expectFailover(t, lookup(v, "metadata", "failover"))
+	case "classic-chat/streaming":
+		frames := sseFrames(t, r)
+		if len(frames) == 0 {
+			return
+		}
+		expectString(t, frames[0], "metadata", "type")
+		expectString(t, frames[0], "demo/ok", "data", "metadata", "served_model")
+		types := map[string]int{}
+		for _, f := range frames {
+			s, _ := lookup(f, "type").(string)
+			types[s]++
+		}
+		if types["chunk"] == 0 || types["usage"] != 1 || len(types) != 3 {
+			t.Errorf("frame types %v, want one metadata, chunks and one usage", types)
+		}
+	case "classic-chat/bad-key":
+		v := classicError(t, r, http.StatusUnauthorized)
+		expectString(t, v, "Invalid API key", "error")
+	case "classic-chat/bad-body":
+		v := classicError(t, r, http.StatusBadRequest)
+		if msg, _ := lookup(v, "message").(string); !strings.Contains(msg, "max_tokens") {
+			t.Errorf("message %q does not name the bad field max_tokens", msg)
+		}
+
+	case "models/plain":
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "list", "object")
+		data, _ := lookup(v, "data").([]any)
+		var ids []string
+		for i := range data {
+			if id, ok := lookup(v, "data", i, "id").(string); ok {
+				ids = append(ids, id)
+			}
+		}
+		for _, want := range []string{"demo/ok", "demo/error-500"} {
+			if !slices.Contains(ids, want) {
+				t.Errorf("models %v lack %s", ids, want)
+			}
+		}
+	default:
+		t.Fatalf("no check for %s %s", fn, kind)
+	}
+}
+
+// checkReplay sends a streaming classic request twice under one Idempotency-Key: the second
+// answer must be the first, replayed from the DynamoDB idempotency store (gzipped there, the
+// stream being over a kilobyte).
+func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event []byte) {
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	key := fmt.Sprintf("functest-%d", time.Now().UnixNano())
+	ev.Headers = maps.Clone(ev.Headers)
+	ev.MultiValueHeaders = maps.Clone(ev.MultiValueHeaders)
+	ev.Headers["Idempotency-Key"] = key
+	ev.MultiValueHeaders["Idempotency-Key"] = []string{key}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := invoke(t, b)
+	if first.status != http.StatusOK || first.header.Get(classicapi.ReplayedHeader) != "" {
+		t.Fatalf("first request: status %d, %s %q", first.status, classicapi.ReplayedHeader, first.header.Get(classicapi.ReplayedHeader))
+	}
+	again := invoke(t, b)
+	if again.status != http.StatusOK || again.header.Get(classicapi.ReplayedHeader) != "true" {
+		t.Fatalf("repeat: status %d, %s %q; want 200 and a replay", again.status, classicapi.ReplayedHeader, again.header.Get(classicapi.ReplayedHeader))
+	}
+	if !bytes.Equal(again.body, first.body) || again.header.Get("Content-Type") != first.header.Get("Content-Type") {
+		t.Errorf("replayed %q (%s), want the first answer %q (%s)", again.body, again.header.Get("Content-Type"),
+			first.body, first.header.Get("Content-Type"))
+	}
+}
+
+func jsonBody(t *testing.T, r response, status int) any {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	var v any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, r.body)
+	}
+	return v
+}
+
+// classicError checks the classic error envelope, whose request_id is the X-Request-Id header.
+func classicError(t *testing.T, r response, status int) any {
+	t.Helper()
+	v := jsonBody(t, r, status)
+	if ok, isBool := lookup(v, "success").(bool); !isBool || ok {
+		t.Errorf("success = %v, want false", lookup(v, "success"))
+	}
+	expectString(t, v, r.header.Get("X-Request-Id"), "request_id")
+	expectNonEmpty(t, v, "message")
+	return v
+}
+
+// sseFrames checks an event stream that ended cleanly and returns its JSON frames, [DONE] excluded.
+func sseFrames(t *testing.T, r response) []any {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Errorf("status %d, want 200; body %s", r.status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q, want text/event-stream", ct)
+	}
+	body := string(r.body)
+	rest, ok := strings.CutSuffix(body, "data: [DONE]\n\n")
+	if !ok {
+		t.Errorf("the stream does not end with data: [DONE]:\n%s", body)
+		return nil
+	}
+	var frames []any
+	for ev := range strings.SplitSeq(strings.TrimSuffix(rest, "\n\n"), "\n\n") {
+		payload, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || strings.Contains(payload, "\n") {
+			t.Errorf("frame %q is not one data: line", ev)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(payload), &v); err != nil {
+			t.Errorf("frame %q is not JSON: %v", payload, err)
+			continue
+		}
+		frames = append(frames, v)
+	}
+	if len(frames) == 0 {
+		t.Errorf("no frames before [DONE]")
+	}
+	return frames
+}
+
+// expectFailover checks the report of demo/error-500 failing over to demo/ok.
+func expectFailover(t *testing.T, fo any) {
+	t.Helper()
+	if occurred, _ := lookup(fo, "occurred").(bool); !occurred {
+		t.Errorf("failover.occurred is not true: %v", fo)
+	}
+	attempts, _ := lookup(fo, "attempts").([]any)
+	want := [][3]string{{"demo/error-500", "failed", "server_error"}, {"demo/ok", "served", ""}}
+	if len(attempts) != len(want) {
+		t.Fatalf("attempts %v, want %v", attempts, want)
+	}
+	for i, w := range want {
+		model, _ := lookup(attempts[i], "model").(string)
+		status, _ := lookup(attempts[i], "status").(string)
+		reason, _ := lookup(attempts[i], "reason").(string)
+		if (model != w[0]) || status != w[1] || reason != w[2] {
+			t.Errorf("attempt %d = %v, want model %s status %s reason %q", i, attempts[i], w[0], w[1], w[2])
+		}
+	}
+}
+
+// lookup walks decoded JSON by object keys (string) and array indexes (int); nil when absent.
+func lookup(v any, path ...any) any {
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[p]
+		case int:
+			a, ok := v.([]any)
+			if !ok || p >= len(a) {
+				return nil
+			}
+			v = a[p]
+		}
+	}
+	return v
+}
+
+func expectString(t *testing.T, v any, want string, path ...any) {
+	t.Helper()
+	if got := lookup(v, path...); got != want {
+		t.Errorf("%v = %#v, want %q", path, got, want)
+	}
+}
+
+func expectNonEmpty(t *testing.T, v any, path ...any) {
+	t.Helper()
+	if s, _ := lookup(v, path...).(string); s == "" {
+		t.Errorf("%v = %#v, want a non-empty string", path, lookup(v, path...))
+	}
+}
+
+func expectTrue(t *testing.T, v any, path ...any) {
+	t.Helper()
+	if b, _ := lookup(v, path...).(bool); !b {
+		t.Errorf("%v = %#v, want true", path, lookup(v, path...))
+	}
+}
