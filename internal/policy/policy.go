@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -46,13 +45,24 @@ func Resolve(name string) (Applied, error) {
 	if name == "" {
 		name, src = Default, SourceDefault
 	}
-	if !slices.Contains(Names, name) {
+	a, ok := known[name]
+	if !ok {
 		return Applied{}, &UnknownError{Name: name}
 	}
-	canonical := canonicalJSON(name)
-	sum := sha256.Sum256([]byte(canonical))
-	return Applied{Name: name, Canonical: canonical, Source: src, Hash: hex.EncodeToString(sum[:])}, nil
+	a.Source = src
+	return a, nil
 }
+
+// known holds each policy's canonical form and hash, computed once rather than per request.
+var known = func() map[string]Applied {
+	m := make(map[string]Applied, len(Names))
+	for _, name := range Names {
+		canonical := canonicalJSON(name)
+		sum := sha256.Sum256([]byte(canonical))
+		m[name] = Applied{Name: name, Canonical: canonical, Hash: hex.EncodeToString(sum[:])}
+	}
+	return m
+}()
 
 // canonicalJSON is the policy's canonical form. Today a policy is only its name; when rules land
 // they join this object with sorted keys, and the hash changes exactly when the rules do.
