@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,7 @@ func WantEnd(t testing.TB, err error, reason chain.Reason, code string, final bo
 }
 
 // Drain reads a stream to its end, returning the chunks and the final error (io.EOF when clean).
+// Each chunk's Data is copied, since an adapter may reuse it at the next Recv.
 func Drain(t testing.TB, s provider.Stream) ([]provider.Chunk, error) {
 	t.Helper()
 	defer s.Close()
@@ -54,6 +56,7 @@ func Drain(t testing.TB, s provider.Stream) ([]provider.Chunk, error) {
 		if err != nil {
 			return out, err
 		}
+		c.Data = bytes.Clone(c.Data)
 		out = append(out, c)
 	}
 }
