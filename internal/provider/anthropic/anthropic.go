@@ -6,7 +6,6 @@ package anthropic
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -45,27 +44,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 			return a.apiError(status, e.Get("type").String(), e.Get("message").String())
 		},
 	}
-	return a, nil
-}
-
-func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	resp, err := a.send(ctx, req, false)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := provider.ReadBody(resp.Body, maxResponse)
-	if err != nil {
-		return nil, err
-	}
-	return translateResponse(raw, req.Model, time.Now().Unix())
-}
-
-func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	resp, err := a.send(ctx, req, true)
-	if err != nil {
-		return nil, err
-	}
-	return a.newStream(ctx, resp.Body, req.Model, time.Now().Unix()), nil
+	return &provider.Translating{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
 }
 
 // send translates and posts the request; a failed answer comes back as a classified error.

@@ -25,7 +25,7 @@ type translator struct {
 	usage provider.Usage
 }
 
-func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) *ssestream.Stream {
+func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) provider.Stream {
 	t := &translator{a: a, model: model, created: created, chunks: oaichunk.NewChunks("", model, created)}
 	return ssestream.New(ctx, body, streamFormat, t.event)
 }

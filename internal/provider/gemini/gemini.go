@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
@@ -39,27 +38,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		InvalidURL:  func(err error) *provider.Error { return provider.NotConfigured(a.name, "has an invalid base URL", err) },
 		StatusError: a.statusError,
 	}
-	return a, nil
-}
-
-func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	resp, err := a.send(ctx, req, false)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := provider.ReadBody(resp.Body, maxResponse)
-	if err != nil {
-		return nil, err
-	}
-	return translateResponse(raw, req.Model, time.Now().Unix())
-}
-
-func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	resp, err := a.send(ctx, req, true)
-	if err != nil {
-		return nil, err
-	}
-	return a.newStream(ctx, resp.Body, req.Model, time.Now().Unix()), nil
+	return &provider.Translating{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
 }
 
 // send translates and posts the request; a failed answer comes back as a classified error.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 	"github.com/secureai-gateway/gateway/internal/provider/ssestream"
 )
@@ -24,7 +25,7 @@ type translator struct {
 	tools   int  // tool calls so far
 }
 
-func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) *ssestream.Stream {
+func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) provider.Stream {
 	t := &translator{a: a, model: model, created: created}
 	return ssestream.New(ctx, body, streamFormat, t.frame)
 }
