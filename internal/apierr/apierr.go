@@ -6,6 +6,7 @@ package apierr
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -22,6 +23,8 @@ type Problem struct {
 	Code     string
 	Param    string
 	Attempts []chain.Attempt // set when attempts were made
+	// RetryAfter, on a 429, is when the caller may try again (sent as Retry-After).
+	RetryAfter time.Duration
 }
 
 // New builds a Problem from its parts.
@@ -70,8 +73,12 @@ func From(err error, attempts []chain.Attempt) *Problem {
 		if exhausted.Status() == 429 {
 			typ = "rate_limit_error"
 		}
-		return &Problem{Status: exhausted.Status(), Title: "All model attempts failed", Message: exhausted.Error(),
+		p := &Problem{Status: exhausted.Status(), Title: "All model attempts failed", Message: exhausted.Error(),
 			Type: typ, Code: "all_models_failed", Attempts: exhausted.Attempts}
+		if p.Status == http.StatusTooManyRequests {
+			p.RetryAfter = exhausted.RetryAfter
+		}
+		return p
 	case errors.As(err, &model) && model.Unavailable:
 		return &Problem{Status: 503, Title: "Model unavailable", Message: model.Error(), Type: "server_error", Code: "model_unavailable", Param: "model"}
 	case errors.As(err, &model):

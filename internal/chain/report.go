@@ -3,6 +3,7 @@ package chain
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Status of one attempt in a report.
@@ -47,6 +48,14 @@ const (
 type Exhausted struct {
 	Attempts []Attempt
 	Cause    StopCause
+	// RetryAfter is the soonest any rate-limited provider said it would take requests again;
+	// 0 when none said.
+	RetryAfter time.Duration
+}
+
+// RetryHinter is implemented by errors that carry a provider's Retry-After.
+type RetryHinter interface {
+	RetryAfterHint() time.Duration
 }
 
 // Status is 429 when every failure was a rate limit, else 502.

@@ -52,6 +52,7 @@ var ErrStalled = errors.New("chain: stream stalled")
 func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T]) (Result[T], error) {
 	var res Result[T]
 	res.Report.Attempts = make([]Attempt, 0, len(p.Targets))
+	var retryAfter time.Duration // the soonest a rate-limited provider will take requests again
 	deadline, hasDeadline := ctx.Deadline()
 	noTimeLeft := func() bool { return hasDeadline && time.Until(deadline)-e.Reserve <= 0 }
 
@@ -66,7 +67,7 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 		if hasDeadline {
 			remaining := time.Until(deadline) - e.Reserve
 			if remaining <= 0 {
-				return res, &Exhausted{Attempts: res.Report.Attempts, Cause: DeadlineReached}
+				return res, &Exhausted{Attempts: res.Report.Attempts, Cause: DeadlineReached, RetryAfter: retryAfter}
 			}
 			limit = min(limit, remaining)
 		}
@@ -104,17 +105,23 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 		reason := classify(ctx, actx, err)
 		res.Report.Attempts = append(res.Report.Attempts, Attempt{Model: t.Model, Status: Failed, Reason: reason, LatencyMS: latency.Milliseconds()})
 		traced(res.Report.Attempts[i])
+		var hint RetryHinter
+		if reason == RateLimit && errors.As(err, &hint) {
+			if d := hint.RetryAfterHint(); d > 0 && (retryAfter == 0 || d < retryAfter) {
+				retryAfter = d
+			}
+		}
 		switch {
 		case reason == Rejected:
 			return res, err
 		case ctx.Err() != nil || noTimeLeft():
 			// Checked before announcing a failover that could not start: an attempt cut to the
 			// deadline (minus Reserve) leaves no time for the next one.
-			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: DeadlineReached}
+			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: DeadlineReached, RetryAfter: retryAfter}
 		case !p.On.Has(reason):
-			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: NotTriggered}
+			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: NotTriggered, RetryAfter: retryAfter}
 		case i == len(p.Targets)-1:
-			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: EndOfChain}
+			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: EndOfChain, RetryAfter: retryAfter}
 		}
 		res.Report.Occurred = true
 		if e.OnFailover != nil {

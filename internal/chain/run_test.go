@@ -562,3 +562,33 @@ func TestRun_TryGetsItsTarget(t *testing.T) {
 		t.Errorf("Try saw targets %v, want %v", f.targets, p.Targets)
 	}
 }
+
+// rateLimited is a 429 that says when to come back.
+type rateLimited struct{ after time.Duration }
+
+func (e *rateLimited) Error() string                 { return "provider: rate limited" }
+func (e *rateLimited) FailoverReason() chain.Reason  { return chain.RateLimit }
+func (e *rateLimited) RetryAfterHint() time.Duration { return e.after }
+
+func TestRun_AllRateLimitedSaysWhenToRetry(t *testing.T) {
+	after := func(d time.Duration) behavior {
+		return func(context.Context) (string, error) { return "", &rateLimited{d} }
+	}
+	for _, tc := range []struct {
+		name string
+		by   map[string]behavior
+		want time.Duration
+	}{
+		{"3.7 the soonest Retry-After of the rate-limited models", map[string]behavior{"a": after(30 * time.Second), "b": after(5 * time.Second), "c": fail(chain.RateLimit)}, 5 * time.Second},
+		{"3.7 no hint when no provider gave one", map[string]behavior{"a": fail(chain.RateLimit), "b": fail(chain.RateLimit), "c": fail(chain.RateLimit)}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(tc.by)
+			_, err := chain.Run(context.Background(), f.engine(), plan(chain.AllTriggers, long, long, "a", "b", "c"), false, f.try)
+			ex := wantExhausted(t, err, chain.EndOfChain)
+			if ex.Status() != 429 || ex.RetryAfter != tc.want {
+				t.Errorf("status %d, RetryAfter %v; want 429, %v", ex.Status(), ex.RetryAfter, tc.want)
+			}
+		})
+	}
+}

@@ -89,7 +89,7 @@ type problem struct {
 // Render writes p in the classic error envelope {success:false, error, message, request_id,
 // attempts?}. It has httpapi.Render's signature so authentication errors use it too.
 func Render(w http.ResponseWriter, r *http.Request, p *apierr.Problem) {
-	httpapi.WriteJSON(w, p.Status, problem{Error: p.Title, Message: p.Message, RequestID: httpapi.RequestID(r.Context()), Attempts: p.Attempts})
+	httpapi.WriteProblem(w, p, problem{Error: p.Title, Message: p.Message, RequestID: httpapi.RequestID(r.Context()), Attempts: p.Attempts})
 }
 
 var _ httpapi.Render = Render

@@ -219,3 +219,17 @@ func TestBodyTooLarge(t *testing.T) {
 		t.Errorf("upstream called %d times for an oversized body", n)
 	}
 }
+
+func TestAllRateLimitedAnswerSaysWhenToRetry(t *testing.T) {
+	e := newEnv(t)
+	for _, stream := range []string{"false", "true"} {
+		r := e.chat(t, `{"stream":`+stream+`,"models":["fake/error-429","fake/error-429-retry-after"],"messages":[{"role":"user","content":"hi"}]}`)
+		if r.status != 429 || r.header.Get("Retry-After") != "2" {
+			t.Errorf("stream=%s: status %d, Retry-After %q; want 429 with the provider's Retry-After 2", stream, r.status, r.header.Get("Retry-After"))
+		}
+	}
+	r := e.chat(t, `{"models":["fake/error-429","fake/error-500"],"messages":[{"role":"user","content":"hi"}]}`)
+	if r.status != 502 || r.header.Get("Retry-After") != "" {
+		t.Errorf("mixed: status %d, Retry-After %q; want 502 without Retry-After", r.status, r.header.Get("Retry-After"))
+	}
+}

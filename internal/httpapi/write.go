@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -15,6 +17,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteProblem writes an error body for p, with Retry-After when p says when to come back.
+func WriteProblem(w http.ResponseWriter, p *apierr.Problem, body any) {
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((p.RetryAfter+time.Second-1)/time.Second)))
+	}
+	WriteJSON(w, p.Status, body)
 }
 
 // SSE writes Server-Sent Events frames, flushing each so it leaves at once.

@@ -121,7 +121,7 @@ func Render(w http.ResponseWriter, r *http.Request, p *apierr.Problem) {
 	if len(p.Attempts) > 0 {
 		e["attempts"] = p.Attempts
 	}
-	httpapi.WriteJSON(w, p.Status, map[string]any{"error": e})
+	httpapi.WriteProblem(w, p, map[string]any{"error": e})
 }
 
 func nilIfEmpty(s string) any {

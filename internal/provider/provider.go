@@ -94,6 +94,9 @@ func (e *Error) kind() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// RetryAfterHint implements chain.RetryHinter.
+func (e *Error) RetryAfterHint() time.Duration { return e.RetryAfter }
+
 // FailoverReason implements chain.Classified.
 func (e *Error) FailoverReason() chain.Reason { return e.Reason }
 
