@@ -45,4 +45,4 @@ build-ModelsFunction: ; $(call lambda_build,models,$(ARTIFACTS_DIR))
 
 invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
-	$(SAM) build --template template.yaml && $(SAM) local invoke $(FN) --event $(EVENT)
+	$(SAM) build --template template.yaml && $(SAM) local invoke $(FN) --event $(EVENT) --env-vars events/env.json

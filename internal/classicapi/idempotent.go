@@ -2,6 +2,7 @@ package classicapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 
@@ -66,10 +67,13 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 
 	rw := &recorder{ResponseWriter: w}
 	recorded := false
+	// The record is written even when the caller has left (its retry must find it), so the store
+	// calls outlive the request's cancellation.
+	storeCtx := context.WithoutCancel(r.Context())
 	defer func() {
 		// Also on a panic: a held key would otherwise block retries until its lease runs out.
 		if !recorded {
-			if err := ticket.Release(r.Context()); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
+			if err := ticket.Release(storeCtx); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
 				httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency release failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
 			}
 		}
@@ -77,10 +81,12 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 	if !h.serve(rw, r, a) || rw.status/100 != 2 {
 		return
 	}
-	recorded = true
-	if err := ticket.Complete(r.Context(), rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
-		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency record failed; a retry would run again", "request_id", httpapi.RequestID(r.Context()), "err", err)
+	if err := ticket.Complete(storeCtx, rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
+		// Not recorded: release the key so a retry runs again instead of waiting out the lease.
+		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", httpapi.RequestID(r.Context()), "err", err)
+		return
 	}
+	recorded = true
 }
 
 func replay(w http.ResponseWriter, rec *idempotency.Record) {
