@@ -195,3 +195,28 @@ func TestSecureaiNamesThePolicy(t *testing.T) {
 		t.Errorf("unknown policy: status %d %s, want 400 naming smltp_policy", r.status, r.body)
 	}
 }
+
+func TestFieldsTheTranslatorsNeedAreChecked(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ name, body, param string }{
+		{"temperature must be a number", `"temperature":"warm"`, "temperature"},
+		{"temperature at most 2", `"temperature":2.5`, "temperature"},
+		{"top_p at most 1", `"top_p":1.5`, "top_p"},
+		{"max_tokens a positive integer", `"max_tokens":0`, "max_tokens"},
+		{"max_completion_tokens an integer", `"max_completion_tokens":1.5`, "max_completion_tokens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.chat(t, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}],`+tc.body+`}`)
+			if r.status != 400 || r.json().Get("error.param").Str != tc.param {
+				t.Errorf("status %d %s, want 400 naming %s", r.status, r.body, tc.param)
+			}
+		})
+	}
+	r := e.chat(t, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"},"oops"]}`)
+	if r.status != 400 || r.json().Get("error.param").Str != "messages[1]" {
+		t.Errorf("a message that is not an object: status %d %s, want 400 naming messages[1]", r.status, r.body)
+	}
+	if n := e.up.fake.Calls("ok"); n != 0 {
+		t.Errorf("upstream called %d times for invalid requests, want 0", n)
+	}
+}
