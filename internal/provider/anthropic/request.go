@@ -3,12 +3,11 @@ package anthropic
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
+	"github.com/secureai-gateway/gateway/internal/provider/oaimsg"
 )
 
 // defaultMaxTokens is sent when the caller set no limit: Anthropic requires max_tokens, OpenAI
@@ -22,7 +21,7 @@ func buildBody(body []byte, model string, stream bool) ([]byte, error) {
 	req := gjson.ParseBytes(body)
 	msgs := req.Get("messages")
 	if !msgs.IsArray() {
-		return nil, invalid("messages", "messages must be an array")
+		return nil, oaimsg.Invalid("messages", "messages must be an array")
 	}
 	b := make([]byte, 0, len(body)+256)
 	b = oaichunk.AppendString(append(b, `{"model":`...), model)
@@ -86,13 +85,13 @@ func appendMessages(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 		case "tool":
 			id := m.Get("tool_call_id")
 			if id.Type != gjson.String {
-				return nil, nil, invalid(param+".tool_call_id", "a tool message needs a tool_call_id")
+				return nil, nil, oaimsg.Invalid(param+".tool_call_id", "a tool message needs a tool_call_id")
 			}
 			if lastTool {
 				// Every result answering one assistant turn goes into a single user message.
 				b = append(b[:len(b)-2], ',')
 			} else {
-				b = append(sep(b), `{"role":"user","content":[`...)
+				b = append(oaichunk.Sep(b), `{"role":"user","content":[`...)
 			}
 			b = append(append(b, `{"type":"tool_result","tool_use_id":`...), id.Raw...)
 			if c := m.Get("content"); c.Type == gjson.String {
@@ -108,11 +107,11 @@ func appendMessages(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			continue
 		case "user", "assistant":
 		default:
-			return nil, nil, invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
+			return nil, nil, oaimsg.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
 		}
 		lastTool = false
 		start := len(b)
-		b = append(sep(b), `{"role":"`...)
+		b = append(oaichunk.Sep(b), `{"role":"`...)
 		b = append(append(b, role...), `","content":[`...)
 		open := len(b)
 		if b, err = appendBlocks(b, m.Get("content"), param, role == "user"); err != nil {
@@ -134,48 +133,33 @@ func appendMessages(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 
 // appendBlocks writes content (a string or an array of parts) as comma-separated content blocks.
 func appendBlocks(b []byte, content gjson.Result, param string, images bool) ([]byte, error) {
-	if content.Type == gjson.String {
-		if content.Str != "" {
-			b = append(append(append(sep(b), `{"type":"text","text":`...), content.Raw...), '}')
-		}
-		return b, nil
+	if content.Type != gjson.String && !content.IsArray() {
+		return b, nil // no content, or none in a shape OpenAI documents: nothing to write
 	}
-	if !content.IsArray() {
-		return b, nil
-	}
-	for j, part := range content.Array() {
-		pp := param + ".content[" + strconv.Itoa(j) + "]"
-		switch typ := part.Get("type").String(); {
-		case typ == "text":
-			if t := part.Get("text"); t.Type == gjson.String && t.Str != "" {
-				b = append(append(append(sep(b), `{"type":"text","text":`...), t.Raw...), '}')
-			}
-		case typ == "image_url" && images:
-			var err error
-			if b, err = appendImage(sep(b), part.Get("image_url.url").String(), pp+".image_url.url"); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, invalid(pp+".type", fmt.Sprintf("content part type %q is not supported here by provider anthropic", typ))
-		}
+	err := oaimsg.EachPart(content, param, "anthropic", images,
+		func(t gjson.Result) {
+			b = append(append(append(oaichunk.Sep(b), `{"type":"text","text":`...), t.Raw...), '}')
+		},
+		func(url, param string) (err error) {
+			b, err = appendImage(oaichunk.Sep(b), url, param)
+			return err
+		})
+	if err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
 func appendImage(b []byte, url, param string) ([]byte, error) {
-	if rest, ok := strings.CutPrefix(url, "data:"); ok {
-		meta, data, ok := strings.Cut(rest, ",")
-		mediaType, base64 := strings.CutSuffix(meta, ";base64")
-		if !ok || !base64 || mediaType == "" {
-			return nil, invalid(param, "an image data URL must be base64 encoded: data:<media type>;base64,<data>")
-		}
-		b = oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"base64","media_type":`...), mediaType)
-		return append(oaichunk.AppendString(append(b, `,"data":`...), data), "}}"...), nil
+	img, err := oaimsg.ReadImage(url, param)
+	if err != nil {
+		return nil, err
 	}
-	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		return append(oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"url","url":`...), url), "}}"...), nil
+	if img.URL != "" {
+		return append(oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"url","url":`...), img.URL), "}}"...), nil
 	}
-	return nil, invalid(param, "an image URL must be an http(s) URL or a base64 data URL")
+	b = oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"base64","media_type":`...), img.MediaType)
+	return append(oaichunk.AppendString(append(b, `,"data":`...), img.Data), "}}"...), nil
 }
 
 func appendToolUses(b []byte, calls gjson.Result, param string) ([]byte, error) {
@@ -183,15 +167,15 @@ func appendToolUses(b []byte, calls gjson.Result, param string) ([]byte, error) 
 		cp := param + ".tool_calls[" + strconv.Itoa(k) + "]"
 		id, name := c.Get("id"), c.Get("function.name")
 		if id.Type != gjson.String || name.Type != gjson.String {
-			return nil, invalid(cp, "a tool call needs an id and a function name")
+			return nil, oaimsg.Invalid(cp, "a tool call needs an id and a function name")
 		}
 		args := c.Get("function.arguments").String()
 		if args == "" {
 			args = "{}"
 		} else if !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
-			return nil, invalid(cp+".function.arguments", "tool call arguments must be a JSON object")
+			return nil, oaimsg.Invalid(cp+".function.arguments", "tool call arguments must be a JSON object")
 		}
-		b = append(append(sep(b), `{"type":"tool_use","id":`...), id.Raw...)
+		b = append(append(oaichunk.Sep(b), `{"type":"tool_use","id":`...), id.Raw...)
 		b = append(append(b, `,"name":`...), name.Raw...)
 		b = append(append(append(b, `,"input":`...), args...), '}')
 	}
@@ -207,9 +191,9 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 	for i, t := range tools.Array() {
 		name := t.Get("function.name")
 		if t.Get("type").String() != "function" || name.Type != gjson.String {
-			return nil, invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider anthropic")
+			return nil, oaimsg.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider anthropic")
 		}
-		b = append(append(sep(b), `{"name":`...), name.Raw...)
+		b = append(append(oaichunk.Sep(b), `{"name":`...), name.Raw...)
 		if d := t.Get("function.description"); d.Type == gjson.String {
 			b = append(append(b, `,"description":`...), d.Raw...)
 		}
@@ -236,7 +220,7 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 	case !choice.Exists():
 		return b, nil
 	default:
-		return nil, invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
+		return nil, oaimsg.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
 	}
 	b = append(append(b, `,"tool_choice":`...), head...)
 	if !parallel {
@@ -252,12 +236,12 @@ func appendResponseFormat(b []byte, rf gjson.Result) ([]byte, error) {
 	case "json_schema":
 		schema := rf.Get("json_schema.schema")
 		if !schema.IsObject() {
-			return nil, invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
+			return nil, oaimsg.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
 		}
 		b = append(append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...), schema.Raw...)
 		return append(b, "}}"...), nil
 	default:
-		return nil, invalid("response_format", "provider anthropic supports response_format text and json_schema only")
+		return nil, oaimsg.Invalid("response_format", "provider anthropic supports response_format text and json_schema only")
 	}
 }
 
@@ -269,16 +253,4 @@ func firstNumber(req gjson.Result, names ...string) gjson.Result {
 		}
 	}
 	return gjson.Result{}
-}
-
-// sep appends the comma that separates this element from the previous one in an open array.
-func sep(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] != '[' {
-		return append(b, ',')
-	}
-	return b
-}
-
-func invalid(param, msg string) *provider.Error {
-	return &provider.Error{Status: 400, Type: "invalid_request_error", Param: param, Message: msg}
 }

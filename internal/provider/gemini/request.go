@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
+	"github.com/secureai-gateway/gateway/internal/provider/oaimsg"
 )
 
 // buildBody translates an OpenAI chat request into a GenerateContentRequest. Values already valid
@@ -19,7 +19,7 @@ func buildBody(body []byte) ([]byte, error) {
 	req := gjson.ParseBytes(body)
 	msgs := req.Get("messages")
 	if !msgs.IsArray() {
-		return nil, invalid("messages", "messages must be an array")
+		return nil, oaimsg.Invalid("messages", "messages must be an array")
 	}
 	b := make([]byte, 0, len(body)+256)
 	b, sys, err := appendContents(append(b, `{"contents":[`...), msgs.Array())
@@ -54,13 +54,13 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 		case "tool":
 			name, ok := names[m.Get("tool_call_id").String()]
 			if !ok {
-				return nil, nil, invalid(param+".tool_call_id", "a tool message must answer a tool call of an earlier assistant message")
+				return nil, nil, oaimsg.Invalid(param+".tool_call_id", "a tool message must answer a tool call of an earlier assistant message")
 			}
 			if lastTool {
 				// Every result answering one model turn goes into a single content.
 				b = append(b[:len(b)-2], ',')
 			} else {
-				b = append(sep(b), `{"role":"user","parts":[`...)
+				b = append(oaichunk.Sep(b), `{"role":"user","parts":[`...)
 			}
 			b = oaichunk.AppendString(append(b, `{"functionResponse":{"name":`...), name)
 			b = append(appendResponse(append(b, `,"response":`...), m.Get("content")), "}}]}"...)
@@ -72,7 +72,7 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			if role == "assistant" {
 				geminiRole = "model"
 			}
-			b = append(append(append(sep(b), `{"role":"`...), geminiRole...), `","parts":[`...)
+			b = append(append(append(oaichunk.Sep(b), `{"role":"`...), geminiRole...), `","parts":[`...)
 			open := len(b)
 			if b, err = appendParts(b, m.Get("content"), param, role == "user"); err != nil {
 				return nil, nil, err
@@ -85,10 +85,10 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 					args = "{}"
 				}
 				if name.Type != gjson.String || !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
-					return nil, nil, invalid(cp, "a tool call needs a function name and arguments that are a JSON object")
+					return nil, nil, oaimsg.Invalid(cp, "a tool call needs a function name and arguments that are a JSON object")
 				}
 				names[c.Get("id").String()] = name.Str
-				b = append(append(sep(b), `{"functionCall":{"name":`...), name.Raw...)
+				b = append(append(oaichunk.Sep(b), `{"functionCall":{"name":`...), name.Raw...)
 				b = append(append(append(b, `,"args":`...), args...), "}}"...)
 			}
 			if len(b) == open {
@@ -97,7 +97,7 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			}
 			b = append(b, "]}"...)
 		default:
-			return nil, nil, invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
+			return nil, nil, oaimsg.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
 		}
 		lastTool = false
 	}
@@ -125,27 +125,16 @@ func appendResponse(b []byte, content gjson.Result) []byte {
 
 // appendParts writes content (a string or an array of parts) as comma-separated Gemini parts.
 func appendParts(b []byte, content gjson.Result, param string, images bool) ([]byte, error) {
-	if content.Type == gjson.String {
-		if content.Str != "" {
-			b = append(append(append(sep(b), `{"text":`...), content.Raw...), '}')
-		}
-		return b, nil
-	}
-	for j, part := range content.Array() {
-		pp := param + ".content[" + strconv.Itoa(j) + "]"
-		switch typ := part.Get("type").String(); {
-		case typ == "text":
-			if t := part.Get("text"); t.Type == gjson.String && t.Str != "" {
-				b = append(append(append(sep(b), `{"text":`...), t.Raw...), '}')
-			}
-		case typ == "image_url" && images:
-			var err error
-			if b, err = appendImage(sep(b), part.Get("image_url.url").String(), pp+".image_url.url"); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, invalid(pp+".type", fmt.Sprintf("content part type %q is not supported here by provider gemini", typ))
-		}
+	err := oaimsg.EachPart(content, param, "gemini", images,
+		func(t gjson.Result) {
+			b = append(append(append(oaichunk.Sep(b), `{"text":`...), t.Raw...), '}')
+		},
+		func(url, param string) (err error) {
+			b, err = appendImage(oaichunk.Sep(b), url, param)
+			return err
+		})
+	if err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -154,27 +143,23 @@ func appendParts(b []byte, content gjson.Result, param string, images bool) ([]b
 var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif", ".heic": "image/heic", ".heif": "image/heif"}
 
 func appendImage(b []byte, url, param string) ([]byte, error) {
-	if rest, ok := strings.CutPrefix(url, "data:"); ok {
-		meta, data, ok := strings.Cut(rest, ",")
-		mimeType, base64 := strings.CutSuffix(meta, ";base64")
-		if !ok || !base64 || mimeType == "" {
-			return nil, invalid(param, "an image data URL must be base64 encoded: data:<media type>;base64,<data>")
-		}
-		b = oaichunk.AppendString(append(b, `{"inlineData":{"mimeType":`...), mimeType)
-		return append(oaichunk.AppendString(append(b, `,"data":`...), data), "}}"...), nil
+	img, err := oaimsg.ReadImage(url, param)
+	if err != nil {
+		return nil, err
 	}
-	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		// fileData needs a MIME type that an OpenAI image part does not carry: take it from the
-		// URL's extension.
-		rawPath, _, _ := strings.Cut(url, "?")
-		mimeType, ok := imageTypes[strings.ToLower(path.Ext(rawPath))]
-		if !ok {
-			return nil, invalid(param, "provider gemini needs an image URL ending in .png, .jpg, .jpeg, .webp, .gif, .heic or .heif, or a base64 data URL")
-		}
-		b = oaichunk.AppendString(append(b, `{"fileData":{"mimeType":`...), mimeType)
-		return append(oaichunk.AppendString(append(b, `,"fileUri":`...), url), "}}"...), nil
+	if img.URL == "" {
+		b = oaichunk.AppendString(append(b, `{"inlineData":{"mimeType":`...), img.MediaType)
+		return append(oaichunk.AppendString(append(b, `,"data":`...), img.Data), "}}"...), nil
 	}
-	return nil, invalid(param, "an image URL must be an http(s) URL or a base64 data URL")
+	// fileData needs a MIME type that an OpenAI image part does not carry: take it from the URL's
+	// extension.
+	rawPath, _, _ := strings.Cut(url, "?")
+	mimeType, ok := imageTypes[strings.ToLower(path.Ext(rawPath))]
+	if !ok {
+		return nil, oaimsg.Invalid(param, "provider gemini needs an image URL ending in .png, .jpg, .jpeg, .webp, .gif, .heic or .heif, or a base64 data URL")
+	}
+	b = oaichunk.AppendString(append(b, `{"fileData":{"mimeType":`...), mimeType)
+	return append(oaichunk.AppendString(append(b, `,"fileUri":`...), url), "}}"...), nil
 }
 
 func appendGenerationConfig(b []byte, req gjson.Result) ([]byte, error) {
@@ -211,12 +196,12 @@ func appendGenerationConfig(b []byte, req gjson.Result) ([]byte, error) {
 	case "json_schema":
 		schema := rf.Get("json_schema.schema")
 		if !schema.IsObject() {
-			return nil, invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
+			return nil, oaimsg.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
 		}
 		field("responseMimeType", gjson.Result{Raw: `"application/json"`})
 		field("responseJsonSchema", schema)
 	default:
-		return nil, invalid("response_format.type", "provider gemini supports response_format text, json_object and json_schema")
+		return nil, oaimsg.Invalid("response_format.type", "provider gemini supports response_format text, json_object and json_schema")
 	}
 	if len(b) == open {
 		return b[:start], nil
@@ -233,9 +218,9 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 	for i, t := range tools.Array() {
 		name := t.Get("function.name")
 		if t.Get("type").String() != "function" || name.Type != gjson.String {
-			return nil, invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider gemini")
+			return nil, oaimsg.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider gemini")
 		}
-		b = append(append(sep(b), `{"name":`...), name.Raw...)
+		b = append(append(oaichunk.Sep(b), `{"name":`...), name.Raw...)
 		if d := t.Get("function.description"); d.Type == gjson.String {
 			b = append(append(b, `,"description":`...), d.Raw...)
 		}
@@ -260,19 +245,7 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 		b = append(append(b, `,"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":[`...), choice.Get("function.name").Raw...)
 		b = append(b, "]}}"...)
 	default:
-		return nil, invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
+		return nil, oaimsg.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
 	}
 	return b, nil
-}
-
-// sep appends the comma that separates this element from the previous one in an open array.
-func sep(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] != '[' {
-		return append(b, ',')
-	}
-	return b
-}
-
-func invalid(param, msg string) *provider.Error {
-	return &provider.Error{Status: 400, Type: "invalid_request_error", Param: param, Message: msg}
 }

@@ -33,3 +33,12 @@ func Arguments(input gjson.Result) []byte {
 	}
 	return []byte(`"{}"`)
 }
+
+// Sep appends the comma that separates the next element from the previous one in an open JSON
+// array: none right after the '['.
+func Sep(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] != '[' {
+		return append(b, ',')
+	}
+	return b
+}
