@@ -286,3 +286,31 @@ func TestTranslateRejects(t *testing.T) {
 		})
 	}
 }
+
+// The transport may read the request body once more after Do has returned (to check that it is
+// exhausted) while the SDK has already closed it: that read must be a clean end, or the transport
+// closes the connection under the response (a flaky "use of closed network connection").
+func TestRequestBodyReadAfterCloseIsCleanEnd(t *testing.T) {
+	f := providertest.New(t, serveJSON(t, "converse_text.json"))
+	var body io.ReadCloser
+	transport := f.Client().Transport
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		body = r.Body
+		return transport.RoundTrip(r)
+	})}
+	awsTestEnv(t)
+	p, err := New(provider.Config{Name: "bedrock", BaseURL: f.URL, Region: "us-east-1", Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Complete(context.Background(), simple); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := io.Copy(io.Discard, body); n != 0 || err != nil {
+		t.Errorf("reading the request body after the call = %d, %v; want 0, nil", n, err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
