@@ -179,11 +179,17 @@ func claimOf(item map[string]types.AttributeValue) (idempotency.Claim, error) {
 }
 
 // ownedBy is the condition for changing the key's entry: it is still the pending claim of token.
-func ownedBy(token string) (expression.Expression, error) {
-	return expression.NewBuilder().WithCondition(
-		expression.Name(attrIdemState).Equal(expression.Value(idemPending)).
-			And(expression.Name(attrIdemToken).Equal(expression.Value(token))),
-	).Build()
+func ownedBy(token string) expression.ConditionBuilder {
+	return expression.Name(attrIdemState).Equal(expression.Value(idemPending)).
+		And(expression.Name(attrIdemToken).Equal(expression.Value(token)))
+}
+
+// notOwner maps a write that ownedBy refused to idempotency.ErrNotOwner.
+func notOwner(err error) error {
+	if ConditionFailed(err) {
+		return idempotency.ErrNotOwner
+	}
+	return err
 }
 
 // Complete implements idempotency.Store. The body is stored gzipped when that helps; a record that
@@ -201,46 +207,13 @@ func (s *Store) Complete(ctx context.Context, scope, key, token string, rec idem
 		}
 		return &RecordTooLargeError{Scope: scope, Key: key, Size: size}
 	}
-	cond, err := ownedBy(token)
-	if err != nil {
-		return fmt.Errorf("dynamostore: %w", err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.tables.Idempotency),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	})
-	if ConditionFailed(err) {
-		return idempotency.ErrNotOwner
-	}
-	if err != nil {
-		return &OpError{Op: "PutItem", Table: s.tables.Idempotency, Err: err}
-	}
-	return nil
+	return notOwner(s.putIf(ctx, s.tables.Idempotency, item, ownedBy(token)))
 }
 
 // Release implements idempotency.Store.
 func (s *Store) Release(ctx context.Context, scope, key, token string) error {
-	cond, err := ownedBy(token)
-	if err != nil {
-		return fmt.Errorf("dynamostore: %w", err)
-	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(s.tables.Idempotency),
-		Key:                       map[string]types.AttributeValue{attrIdempotencyPK: &types.AttributeValueMemberS{Value: idemPK(scope, key)}},
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	})
-	if ConditionFailed(err) {
-		return idempotency.ErrNotOwner
-	}
-	if err != nil {
-		return &OpError{Op: "DeleteItem", Table: s.tables.Idempotency, Err: err}
-	}
-	return nil
+	pk := map[string]types.AttributeValue{attrIdempotencyPK: &types.AttributeValueMemberS{Value: idemPK(scope, key)}}
+	return notOwner(s.deleteIf(ctx, s.tables.Idempotency, pk, ownedBy(token)))
 }
 
 func encodeRecord(pk string, rec idempotency.Record) (map[string]types.AttributeValue, error) {

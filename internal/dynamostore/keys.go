@@ -30,25 +30,11 @@ func (s *Store) CreateKey(ctx context.Context, k *apikey.Key) error {
 	if err != nil {
 		return err
 	}
-	cond, err := expression.NewBuilder().
-		WithCondition(expression.AttributeNotExists(expression.Name(attrKeyHash))).Build()
-	if err != nil {
-		return fmt.Errorf("dynamostore: %w", err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.tables.APIKeys),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	})
+	err = s.putIf(ctx, s.tables.APIKeys, item, expression.AttributeNotExists(expression.Name(attrKeyHash)))
 	if ConditionFailed(err) {
 		return fmt.Errorf("dynamostore: key %s: %w (%w)", k.ID, apikey.ErrExists, ErrExists)
 	}
-	if err != nil {
-		return &OpError{Op: "PutItem", Table: s.tables.APIKeys, Err: err}
-	}
-	return nil
+	return err
 }
 
 // KeyByHash implements httpapi.KeyFinder. It reads consistently, so a key works the moment
@@ -190,23 +176,7 @@ func (s *Store) putIfVersion(ctx context.Context, k *apikey.Key, version int64) 
 	if err != nil {
 		return err
 	}
-	cond, err := expression.NewBuilder().WithCondition(
-		expression.Name(attrKeyVersion).Equal(expression.Value(version)),
-	).Build()
-	if err != nil {
-		return fmt.Errorf("dynamostore: %w", err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.tables.APIKeys),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	})
-	if err != nil {
-		return &OpError{Op: "PutItem", Table: s.tables.APIKeys, Err: err}
-	}
-	return nil
+	return s.putIf(ctx, s.tables.APIKeys, item, expression.Name(attrKeyVersion).Equal(expression.Value(version)))
 }
 
 // CountKeys counts the keys with a COUNT scan. Only bootstrap asks (is the store empty?), so a
