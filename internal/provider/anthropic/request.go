@@ -136,18 +136,11 @@ func appendBlocks(b []byte, content gjson.Result, param string, images bool) ([]
 	if content.Type != gjson.String && !content.IsArray() {
 		return b, nil // no content, or none in a shape OpenAI documents: nothing to write
 	}
-	err := oaimsg.EachPart(content, param, "anthropic", images,
-		func(t gjson.Result) {
-			b = append(append(append(oaichunk.Sep(b), `{"type":"text","text":`...), t.Raw...), '}')
-		},
-		func(url, param string) (err error) {
-			b, err = appendImage(oaichunk.Sep(b), url, param)
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return oaimsg.AppendParts(b, content, param, "anthropic", images, appendText, appendImage)
+}
+
+func appendText(b []byte, t gjson.Result) []byte {
+	return append(append(append(b, `{"type":"text","text":`...), t.Raw...), '}')
 }
 
 func appendImage(b []byte, url, param string) ([]byte, error) {

@@ -125,18 +125,11 @@ func appendResponse(b []byte, content gjson.Result) []byte {
 
 // appendParts writes content (a string or an array of parts) as comma-separated Gemini parts.
 func appendParts(b []byte, content gjson.Result, param string, images bool) ([]byte, error) {
-	err := oaimsg.EachPart(content, param, "gemini", images,
-		func(t gjson.Result) {
-			b = append(append(append(oaichunk.Sep(b), `{"text":`...), t.Raw...), '}')
-		},
-		func(url, param string) (err error) {
-			b, err = appendImage(oaichunk.Sep(b), url, param)
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return oaimsg.AppendParts(b, content, param, "gemini", images, appendText, appendImage)
+}
+
+func appendText(b []byte, t gjson.Result) []byte {
+	return append(append(append(b, `{"text":`...), t.Raw...), '}')
 }
 
 // imageTypes maps the extensions of image URLs Gemini can fetch to the MIME type it needs.
