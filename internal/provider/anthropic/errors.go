@@ -23,20 +23,11 @@ func (a *adapter) apiError(status int, typ, msg string) *provider.Error {
 	case "rate_limit_error":
 		e.Reason = chain.RateLimit
 	case "authentication_error", "permission_error":
-		// The gateway's credential was refused: not the caller's fault, and nothing they may see.
-		e.Reason, e.Status, e.Type = "", http.StatusBadGateway, "upstream_auth_error"
-		e.Message = "provider " + a.name + " rejected the gateway's credential"
+		return e.CredentialRejected(a.name)
+	}
+	if e.Explain(a.name, msg).Reason != "" {
 		return e
 	}
-	if e.Reason != "" {
-		e.Type = "server_error"
-		if e.Reason == chain.RateLimit {
-			e.Type = "rate_limit_error"
-		}
-		e.Message = "provider " + a.name + ": " + orDefault(msg, "unavailable")
-		return e
-	}
-	e.Type, e.Message = "invalid_request_error", "provider "+a.name+": "+orDefault(msg, "request rejected")
 	if e.Status == 0 || e.Status == http.StatusRequestEntityTooLarge {
 		e.Status = http.StatusBadRequest
 	}
@@ -50,11 +41,4 @@ func (a *adapter) apiError(status int, typ, msg string) *provider.Error {
 		e.Code = "model_not_found"
 	}
 	return e
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

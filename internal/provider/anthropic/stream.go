@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"io"
 
@@ -40,7 +41,7 @@ func (t *translator) event(data []byte, q *oaichunk.Queue) error {
 	case "message_start":
 		m := ev.Get("message")
 		if id := m.Get("id").String(); id != "" || m.Get("model").Exists() {
-			t.chunks = oaichunk.NewChunks(id, orDefault(m.Get("model").String(), t.model), t.created)
+			t.chunks = oaichunk.NewChunks(id, cmp.Or(m.Get("model").String(), t.model), t.created)
 		}
 		t.usage = usage(m.Get("usage"))
 		q.Push(t.chunks.Role())

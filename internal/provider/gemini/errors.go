@@ -46,22 +46,17 @@ func (a *adapter) apiError(status int, e gjson.Result) *provider.Error {
 	case "UNAVAILABLE", "INTERNAL":
 		pe.Reason = chain.ServerError
 	case "UNAUTHENTICATED", "PERMISSION_DENIED":
-		return a.authError(pe)
+		return pe.CredentialRejected(a.name)
 	}
 	if pe.Reason != "" {
-		pe.Type = "server_error"
-		if pe.Reason == chain.RateLimit {
-			pe.Type = "rate_limit_error"
-		}
-		pe.Message = "provider " + a.name + ": " + orDefault(msg, "unavailable")
-		return pe
+		return pe.Explain(a.name, msg)
 	}
 	lower := strings.ToLower(msg)
 	if strings.Contains(lower, "api key") || hasReason(e, "API_KEY_INVALID") {
 		// Gemini answers a bad key with 400 INVALID_ARGUMENT: still the gateway's problem.
-		return a.authError(pe)
+		return pe.CredentialRejected(a.name)
 	}
-	pe.Type, pe.Message = "invalid_request_error", "provider "+a.name+": "+orDefault(msg, "request rejected")
+	pe.Explain(a.name, msg)
 	switch {
 	case strings.Contains(lower, "maximum number of tokens"), strings.Contains(lower, "token count"), strings.Contains(lower, "context window"):
 		pe.Status, pe.Code = http.StatusBadRequest, "context_length_exceeded"
@@ -72,14 +67,6 @@ func (a *adapter) apiError(status int, e gjson.Result) *provider.Error {
 	case pe.Status == 0:
 		pe.Status = http.StatusBadRequest
 	}
-	return pe
-}
-
-// authError hides why the gateway's own credential was refused: not the caller's fault, and
-// nothing they may see.
-func (a *adapter) authError(pe *provider.Error) *provider.Error {
-	pe.Reason, pe.Status, pe.Type = "", http.StatusBadGateway, "upstream_auth_error"
-	pe.Message = "provider " + a.name + " rejected the gateway's credential"
 	return pe
 }
 
@@ -111,10 +98,3 @@ func contentFiltered(reason string) *provider.Error {
 }
 
 func malformed(what string) *provider.Error { return provider.Malformed("gemini", what) }
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
