@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/awsclient"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 )
@@ -62,6 +63,7 @@ func createKey(args []string) error {
 	if err != nil {
 		return err
 	}
+	awsclient.Guard(&cfg)
 	store := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Tables{APIKeys: *table})
 	if err := store.CreateKey(ctx, k); err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/awsclient"
+
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -65,6 +67,7 @@ func build(ctx context.Context, log *slog.Logger) (*gateway.Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cloud: AWS configuration: %w", err)
 	}
+	awsclient.Guard(&awsCfg)
 	traced := tracing.Enabled()
 	if traced {
 		tracing.AWS(&awsCfg)

@@ -6,10 +6,11 @@ package bedrock
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/awsclient"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -64,7 +65,7 @@ func (a *adapter) client(region string) (*bedrockruntime.Client, error) {
 			if a.http != nil {
 				o.HTTPClient = a.http
 			}
-			o.HTTPClient = bodyGuard{o.HTTPClient}
+			o.HTTPClient = awsclient.GuardBody(o.HTTPClient) // see docs/decisions.md
 		})
 		a.clients[region] = c
 	}
@@ -109,26 +110,3 @@ func (a *adapter) prepare(req *provider.Request) (*bedrockruntime.Client, *conve
 	in, err := translate(req.Body)
 	return c, in, err
 }
-
-// bodyGuard keeps smithy-go's request body from cutting the connection under the response.
-//
-// smithy-go's ClientHandler closes the request body as soon as Do returns, which net/http
-// allows: the transport's write loop may still be using it. After writing ContentLength bytes
-// that loop reads the body once more to check it is exhausted, and if Do has returned by then
-// (the fake, like Bedrock, answers as soon as it has the bytes) it reads the closed body through
-// its WriteTo, which smithy-go's safe closer answers with io.EOF as an error rather than the
-// (0, nil) io.WriterTo means at the end. The transport takes that for a failed request write and
-// closes the connection while the event stream (or the JSON answer) is still being read from it:
-// "use of closed network connection". Hiding WriteTo sends that last check through Read, whose
-// io.EOF after Close is the clean end it means.
-type bodyGuard struct{ bedrockruntime.HTTPClient }
-
-func (c bodyGuard) Do(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = readCloser{r.Body}
-	}
-	return c.HTTPClient.Do(r)
-}
-
-// readCloser exposes Read and Close only.
-type readCloser struct{ io.ReadCloser }
