@@ -54,6 +54,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool
 		return false
 	}
 	out := httpapi.StartSSE(w)
+	out.Coalesce(st.Ready)
 	if frame(out, metadataPrefix, meta) != nil {
 		return false
 	}

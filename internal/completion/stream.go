@@ -118,6 +118,15 @@ func (st *Stream) track(c provider.Chunk) {
 	}
 }
 
+// Ready reports whether the next chunk is already at hand, so a writer may hold its flush.
+func (st *Stream) Ready() bool {
+	if len(st.pending) > 0 {
+		return true
+	}
+	b, ok := st.up.(provider.Buffered)
+	return ok && !st.ended && b.Buffered()
+}
+
 // Close releases the upstream connection. It is safe to call more than once.
 func (st *Stream) Close() {
 	if st.timer != nil {

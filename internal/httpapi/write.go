@@ -29,9 +29,14 @@ func WriteProblem(w http.ResponseWriter, p *apierr.Problem, body any) {
 
 // SSE writes Server-Sent Events frames, flushing each so it leaves at once.
 type SSE struct {
-	w http.ResponseWriter
-	f http.Flusher
+	w    http.ResponseWriter
+	f    http.Flusher
+	more func() bool
 }
+
+// Coalesce holds a frame's flush while more reports that the next frame is already at hand: a
+// burst of chunks leaves in one write, and nothing ever waits for a chunk still to come.
+func (s *SSE) Coalesce(more func() bool) { s.more = more }
 
 // StartSSE commits the 200 status and event-stream headers.
 func StartSSE(w http.ResponseWriter) *SSE {
@@ -56,10 +61,12 @@ func (s *SSE) Begin() error { _, err := s.w.Write(dataPrefix); return err }
 // Writer is where a frame's payload goes.
 func (s *SSE) Writer() http.ResponseWriter { return s.w }
 
-// End closes the frame and flushes it.
+// End closes the frame and flushes it, unless Coalesce says another frame follows at once.
 func (s *SSE) End() error {
 	_, err := s.w.Write(frameEnd)
-	s.flush()
+	if s.more == nil || !s.more() {
+		s.flush()
+	}
 	return err
 }
 

@@ -85,6 +85,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *request) {
 	defer st.Close()
 	sec := secureaiJSON(in, st.Served, report)
 	out := httpapi.StartSSE(w)
+	out.Coalesce(st.Ready)
 	for {
 		c, err := st.Next()
 		if err == io.EOF {

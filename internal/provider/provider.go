@@ -58,6 +58,12 @@ type Stream interface {
 	Close() error
 }
 
+// Buffered is implemented by streams that can tell whether their next chunk has already arrived,
+// so the gateway can send several chunks with one flush instead of one each, without waiting.
+type Buffered interface {
+	Buffered() bool
+}
+
 // Provider is one configured upstream.
 type Provider interface {
 	Complete(ctx context.Context, req *Request) (*Response, error)

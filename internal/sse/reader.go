@@ -79,6 +79,9 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// Buffered reports how many bytes have arrived that Next has not consumed yet.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
 func (r *Reader) readLine() ([]byte, error) {
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {

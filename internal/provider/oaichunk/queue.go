@@ -20,6 +20,9 @@ func (q *Queue) End() { q.ended = true }
 // Ended reports whether End was called.
 func (q *Queue) Ended() bool { return q.ended }
 
+// Len is how many chunks wait to be popped.
+func (q *Queue) Len() int { return len(q.chunks) }
+
 // ContentSent reports whether a content chunk has been handed out: from then on the stream is
 // locked to its model, so an error no longer fails over.
 func (q *Queue) ContentSent() bool { return q.content }

@@ -94,6 +94,9 @@ func inspect(data []byte) provider.Chunk {
 	return c
 }
 
+// Buffered implements provider.Buffered.
+func (s *stream) Buffered() bool { return s.events.Buffered() > 0 }
+
 // Close implements provider.Stream.
 func (s *stream) Close() error {
 	var err error

@@ -44,6 +44,9 @@ func New(ctx context.Context, body io.ReadCloser, format Format, translate Trans
 	return &Stream{ctx: ctx, body: body, events: sse.NewReader(body), format: format, translate: translate}
 }
 
+// Buffered implements provider.Buffered.
+func (s *Stream) Buffered() bool { return s.queue.Len() > 0 || s.events.Buffered() > 0 }
+
 // Recv implements provider.Stream.
 func (s *Stream) Recv() (provider.Chunk, error) {
 	for {
