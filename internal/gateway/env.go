@@ -31,7 +31,7 @@ func LoadEnv(demoDefault bool) (Env, error) {
 	if e.RequestTimeout, err = time.ParseDuration(getenv("SECUREAI_REQUEST_TIMEOUT", "5m")); err != nil || e.RequestTimeout <= 0 {
 		return e, fmt.Errorf("SECUREAI_REQUEST_TIMEOUT: want a positive duration such as 5m, got %q", os.Getenv("SECUREAI_REQUEST_TIMEOUT"))
 	}
-	if e.MaxBody, err = strconv.ParseInt(getenv("SECUREAI_MAX_BODY_BYTES", "8388608"), 10, 64); err != nil || e.MaxBody <= 0 {
+	if e.MaxBody, err = strconv.ParseInt(getenv("SECUREAI_MAX_BODY_BYTES", strconv.Itoa(DefaultMaxBody)), 10, 64); err != nil || e.MaxBody <= 0 {
 		return e, fmt.Errorf("SECUREAI_MAX_BODY_BYTES: want a positive number of bytes, got %q", os.Getenv("SECUREAI_MAX_BODY_BYTES"))
 	}
 	if e.KeyCacheTTL, err = time.ParseDuration(getenv("SECUREAI_KEY_CACHE_TTL", "30s")); err != nil || e.KeyCacheTTL < 0 {

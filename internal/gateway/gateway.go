@@ -34,6 +34,9 @@ func Factories() map[string]catalog.Factory {
 	}
 }
 
+// DefaultMaxBody is the request body limit when Deps leaves it unset (SECUREAI_MAX_BODY_BYTES).
+const DefaultMaxBody = 8 << 20
+
 // Deps are what the endpoints need.
 type Deps struct {
 	Catalog    *catalog.Catalog
@@ -42,7 +45,7 @@ type Deps struct {
 	Keys       httpapi.KeyFinder
 	Log        *slog.Logger
 	Budget     time.Duration // the request deadline when the platform sets none
-	MaxBody    int64
+	MaxBody    int64 // larger bodies get a 413; 0: DefaultMaxBody
 	Engine     chain.Engine
 	// Idempotency keeps Idempotency-Key records; nil: requests carrying the header are refused.
 	Idempotency idempotency.Store
@@ -60,6 +63,9 @@ type Gateway struct {
 func New(d Deps) (*Gateway, error) {
 	if d.HTTPClient == nil {
 		d.HTTPClient = provider.NewHTTPClient()
+	}
+	if d.MaxBody <= 0 {
+		d.MaxBody = DefaultMaxBody
 	}
 	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, d.HTTPClient)
 	if err != nil {
