@@ -45,7 +45,7 @@ type Deps struct {
 	Keys       httpapi.KeyFinder
 	Log        *slog.Logger
 	Budget     time.Duration // the request deadline when the platform sets none
-	MaxBody    int64 // larger bodies get a 413; 0: DefaultMaxBody
+	MaxBody    int64         // larger bodies get a 413; 0: DefaultMaxBody
 	Engine     chain.Engine
 	// Idempotency keeps Idempotency-Key records; nil: requests carrying the header are refused.
 	Idempotency idempotency.Store
