@@ -2,6 +2,7 @@ package openai
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -9,11 +10,20 @@ import (
 )
 
 // statusError turns a non-2xx answer into a classified error, keeping the provider's own message,
-// type and code (context_length_exceeded, content_filter…) for the caller when it is final.
-func statusError(status int, raw []byte) *provider.Error {
+// type and code (context_length_exceeded, content_filter…) for the caller when it is final. A 401
+// refuses the gateway's own credential (name's key), which the caller must neither see echoed
+// (OpenAI-compatible servers quote the key they got) nor mistake for a rejection of their own key.
+func statusError(name, key string, status int, raw []byte) *provider.Error {
 	e := errorFrom(gjson.GetBytes(raw, "error"))
 	e.Status = status
 	e.Reason = provider.ReasonForStatus(status)
+	if status == http.StatusUnauthorized {
+		e.Code, e.Param = "", ""
+		return e.CredentialRejected(name)
+	}
+	if key != "" {
+		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]") // never echo the credential
+	}
 	if e.Message == "" {
 		e.Message = "provider answered " + http.StatusText(status)
 	}

@@ -36,7 +36,9 @@ func New(cfg provider.Config) (provider.Provider, error) {
 			InvalidURL: func(err error) *provider.Error {
 				return &provider.Error{Message: "invalid provider endpoint", Err: err}
 			},
-			StatusError: statusError,
+			StatusError: func(status int, raw []byte) *provider.Error {
+				return statusError(cfg.NameOr("openai"), cfg.APIKey, status, raw)
+			},
 		},
 	}
 	if cfg.APIKey != "" {
