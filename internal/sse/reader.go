@@ -82,6 +82,31 @@ func (r *Reader) Next() (Event, error) {
 // Buffered reports how many bytes have arrived that Next has not consumed yet.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// EventBuffered reports whether a whole event has already arrived, so that Next returns it without
+// waiting for input. Bytes of a comment (keep-alive) or of an event still arriving do not count.
+func (r *Reader) EventBuffered() bool {
+	buf, _ := r.br.Peek(r.br.Buffered())
+	pending := false
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return false
+		}
+		line := bytes.TrimSuffix(buf[:i], []byte{'\r'})
+		buf = buf[i+1:]
+		switch {
+		case len(line) == 0:
+			if pending {
+				return true
+			}
+		case line[0] == ':':
+		default:
+			field, _, _ := bytes.Cut(line, []byte{':'})
+			pending = pending || string(field) == "data" || string(field) == "event"
+		}
+	}
+}
+
 func (r *Reader) readLine() ([]byte, error) {
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {

@@ -95,7 +95,7 @@ func inspect(data []byte) provider.Chunk {
 }
 
 // Buffered implements provider.Buffered.
-func (s *stream) Buffered() bool { return s.events.Buffered() > 0 }
+func (s *stream) Buffered() bool { return s.events.EventBuffered() }
 
 // Close implements provider.Stream.
 func (s *stream) Close() error {

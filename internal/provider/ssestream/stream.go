@@ -45,7 +45,7 @@ func New(ctx context.Context, body io.ReadCloser, format Format, translate Trans
 }
 
 // Buffered implements provider.Buffered.
-func (s *Stream) Buffered() bool { return s.queue.Len() > 0 || s.events.Buffered() > 0 }
+func (s *Stream) Buffered() bool { return s.queue.Len() > 0 || s.events.EventBuffered() }
 
 // Recv implements provider.Stream.
 func (s *Stream) Recv() (provider.Chunk, error) {
