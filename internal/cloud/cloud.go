@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,7 +42,15 @@ func Handler(pick func(*gateway.Gateway) http.Handler, render httpapi.Render) ht
 		h  http.Handler
 	)
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	// The template's AllowedOrigins, quoted as API Gateway wants it ("''": CORS off). API Gateway
+	// answers only the preflight; with a proxy integration the function's own answer must carry
+	// the origin, or a browser drops it.
+	origin := strings.Trim(os.Getenv("SECUREAI_CORS_ORIGIN"), "'")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin != "" {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed")
+		}
 		mu.Lock()
 		if h == nil {
 			gw, err := build(r.Context(), log)
