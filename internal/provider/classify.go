@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -36,10 +35,9 @@ func TransportError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return &Error{Reason: chain.Timeout, Message: "upstream timed out", Err: err}
-	}
+	// A net.Error timeout here is the transport's own dial or TLS handshake limit (no other
+	// deadline is set on connections): a connection that could not be made, not the attempt
+	// passing its timeout_ms, which only the engine's timer decides.
 	msg := "connection to provider failed"
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		msg = "connection to provider lost before the response was complete"

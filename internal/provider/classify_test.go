@@ -1,0 +1,42 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+)
+
+// A TLS handshake that never completes is a TLS failure (connection_error), not the attempt
+// passing its timeout_ms: a request whose `on` lists only connection_error must fail over on it,
+// and the report must not call it a timeout.
+func TestTLSHandshakeTimeoutIsAConnectionError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accepts and never answers the handshake
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	tr := NewHTTPClient().Transport.(*http.Transport)
+	tr.TLSHandshakeTimeout = 50 * time.Millisecond
+	c := &HTTPCaller{Client: &http.Client{Transport: tr},
+		InvalidURL:  func(err error) *Error { return &Error{Message: "invalid", Err: err} },
+		StatusError: func(int, []byte) *Error { return &Error{} }}
+	_, err = c.Post(context.Background(), "https://"+ln.Addr().String()+"/v1/chat/completions", []byte(`{}`), nil)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Reason != chain.ConnectionError {
+		t.Fatalf("err = %#v, want a connection_error", err)
+	}
+}
