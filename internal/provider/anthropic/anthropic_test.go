@@ -175,6 +175,9 @@ func TestStream(t *testing.T) {
 		{"api_error event before the first token is server_error", func(t *testing.T) http.HandlerFunc {
 			return providertest.ServeSSE(append(text(t)[:2:2], errorEvent("api_error")), 0, nil)
 		}, "R", chain.ServerError, false},
+		{"timeout_error event (Anthropic's 504) before the first token is server_error", func(t *testing.T) http.HandlerFunc {
+			return providertest.ServeSSE(append(text(t)[:2:2], errorEvent("timeout_error")), 0, nil)
+		}, "R", chain.ServerError, false},
 		{"rate_limit_error event before the first token is rate_limit", func(t *testing.T) http.HandlerFunc {
 			return providertest.ServeSSE(append(text(t)[:1:1], errorEvent("rate_limit_error")), 0, nil)
 		}, "R", chain.RateLimit, false},

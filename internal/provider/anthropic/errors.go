@@ -18,7 +18,7 @@ func (a *adapter) apiError(status int, typ, msg string) *provider.Error {
 	}
 	e := &provider.Error{Status: status, Reason: provider.ReasonForStatus(status), Err: fmt.Errorf("anthropic %d %s", status, typ)}
 	switch typ {
-	case "overloaded_error", "api_error":
+	case "overloaded_error", "api_error", "timeout_error": // 529, 500, 504: the provider failed
 		e.Reason = chain.ServerError
 	case "rate_limit_error":
 		e.Reason = chain.RateLimit
