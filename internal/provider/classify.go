@@ -19,8 +19,6 @@ func ReasonForStatus(status int) chain.Reason {
 		return chain.RateLimit
 	case status >= 500:
 		return chain.ServerError
-	case status == http.StatusRequestTimeout:
-		return chain.Timeout
 	}
 	return ""
 }

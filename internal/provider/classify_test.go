@@ -40,3 +40,25 @@ func TestTLSHandshakeTimeoutIsAConnectionError(t *testing.T) {
 		t.Fatalf("err = %#v, want a connection_error", err)
 	}
 }
+
+func TestReasonForStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		want   chain.Reason
+	}{
+		{"3.3 429 is rate_limit", 429, chain.RateLimit},
+		{"3.3 500 is server_error", 500, chain.ServerError},
+		{"3.3 503 is server_error", 503, chain.ServerError},
+		{"3.3 Anthropic's 529 is server_error", 529, chain.ServerError},
+		{"3.3 400 is final", 400, ""},
+		{"3.3 404 is final", 404, ""},
+		{"3.3 408 is a 4xx other than 429: final", 408, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ReasonForStatus(tc.status); got != tc.want {
+				t.Errorf("ReasonForStatus(%d) = %q, want %q", tc.status, got, tc.want)
+			}
+		})
+	}
+}

@@ -73,7 +73,7 @@ func (a *adapter) client(region string) (*bedrockruntime.Client, error) {
 }
 
 func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	c, in, err := a.prepare(req)
+	c, in, err := a.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provide
 }
 
 func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	c, in, err := a.prepare(req)
+	c, in, err := a.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,19 @@ func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	return a.newStream(ctx, out.GetStream(), req.Model, time.Now().Unix()), nil
 }
 
-func (a *adapter) prepare(req *provider.Request) (*bedrockruntime.Client, *converse, error) {
+func (a *adapter) prepare(ctx context.Context, req *provider.Request) (*bedrockruntime.Client, *converse, error) {
+	// Asked of the credential cache first (free once cached), so a machine without AWS
+	// credentials gets a clear, final "not configured" instead of an opaque SDK failure that
+	// would read as a provider fault and fail over.
+	if a.aws.Credentials == nil {
+		return nil, nil, provider.NotConfigured(a.name, "has no AWS credentials", nil)
+	}
+	if _, err := a.aws.Credentials.Retrieve(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, provider.NotConfigured(a.name, "has no usable AWS credentials (the AWS default credential chain found none)", err)
+	}
 	c, err := a.client(req.Region)
 	if err != nil {
 		return nil, nil, err

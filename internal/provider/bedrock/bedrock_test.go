@@ -314,3 +314,29 @@ func TestRequestBodyReadAfterCloseIsCleanEnd(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Without AWS credentials the call is refused as not configured — final, so it never reads as a
+// provider fault that fails over — and nothing is sent.
+func TestNoCredentialsIsFinal(t *testing.T) {
+	f := providertest.New(t, serveJSON(t, "converse_text.json"))
+	awsTestEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	p, err := New(provider.Config{Name: "bedrock", Type: "bedrock", BaseURL: f.URL, Region: "us-east-1", Client: f.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		if stream {
+			_, err = p.Stream(context.Background(), simple)
+		} else {
+			_, err = p.Complete(context.Background(), simple)
+		}
+		if pe := wantErr(t, err, "", 500, ""); pe.Type != "provider_not_configured" {
+			t.Errorf("stream=%v: error = %+v, want provider_not_configured", stream, pe)
+		}
+	}
+	if n := f.Calls(); n != 0 {
+		t.Errorf("provider called %d times without credentials, want 0", n)
+	}
+}

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,5 +39,15 @@ func TestRejectedCredentialIsNeverEchoed(t *testing.T) {
 				t.Errorf("401 from the provider = %+v, want a final 502 upstream_auth_error, not the caller's invalid_api_key", pe)
 			}
 		})
+	}
+}
+
+func TestNullErrorFieldInAChunkIsNoError(t *testing.T) {
+	body := "data: {\"id\":\"c\",\"error\":null,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n" +
+		"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	s := newStream(io.NopCloser(strings.NewReader(body)))
+	c, err := s.Recv()
+	if err != nil || !c.Content {
+		t.Fatalf("first chunk: %+v, %v; want content and no error", c, err)
 	}
 }

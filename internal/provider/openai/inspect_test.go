@@ -26,6 +26,7 @@ func TestInspect(t *testing.T) {
 		{"usage-with-choice", pre + `{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`, false, true, false, true},
 		{"null-usage", pre + `{"index":0,"delta":{"content":"a"}}],"usage":null}`, true, false, false, false},
 		{"keep-alive-object", `{}`, false, false, false, false},
+		{"empty-finish-reason-is-no-finish", pre + `{"index":0,"delta":{"content":"a"},"finish_reason":""}]}`, true, false, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,7 +57,7 @@ func (s *stream) Recv() (provider.Chunk, error) {
 		if !gjson.ValidBytes(ev.Data) {
 			return provider.Chunk{}, &provider.Error{Reason: chain.ServerError, Message: "provider sent a malformed stream chunk"}
 		}
-		if e := gjson.GetBytes(ev.Data, "error"); e.Exists() {
+		if e := gjson.GetBytes(ev.Data, "error"); e.Exists() && e.Type != gjson.Null {
 			return provider.Chunk{}, streamError(e)
 		}
 		c := inspect(ev.Data) // valid until the next Recv, as provider.Chunk allows
@@ -82,7 +82,7 @@ func inspect(data []byte) provider.Chunk {
 		if d.Get("content").String() != "" || d.Get("refusal").String() != "" || len(d.Get("tool_calls").Array()) > 0 {
 			c.Content = true
 		}
-		if f := ch.Get("finish_reason"); f.Exists() && f.Type != gjson.Null {
+		if f := ch.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
 			c.Finish = true
 		}
 		return true
