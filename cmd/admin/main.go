@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/awsclient"
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 )
@@ -46,6 +47,15 @@ func createKey(args []string) error {
 	if *table == "" || *name == "" {
 		return fmt.Errorf("-table and -name are required")
 	}
+	cat, err := catalog.Load(os.Getenv("SECUREAI_CONFIG"))
+	if err != nil {
+		return err
+	}
+	for _, m := range append(list(*models), list(*defaults)...) {
+		if _, ok := cat.Models[m]; !ok {
+			return fmt.Errorf("model %q is not in the catalog (built-in plus SECUREAI_CONFIG)", m)
+		}
+	}
 	secret := apikey.NewSecret()
 	hash, _ := apikey.Hash(secret)
 	k := &apikey.Key{ID: apikey.NewID(), Hash: hash, Prefix: apikey.Prefix(secret), Name: *name, UserID: *user,
@@ -73,8 +83,11 @@ func createKey(args []string) error {
 }
 
 func list(csv string) []string {
-	if csv == "" {
-		return nil
+	var out []string
+	for _, m := range strings.Split(csv, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
 	}
-	return strings.Split(csv, ",")
+	return out
 }

@@ -67,7 +67,7 @@ func Handler(pick func(*gateway.Gateway) http.Handler, render httpapi.Render) ht
 	})
 }
 
-func build(ctx context.Context, log *slog.Logger) (*gateway.Gateway, error) {
+func build(ctx context.Context, log *slog.Logger) (gw *gateway.Gateway, err error) {
 	env, err := gateway.LoadEnv(false)
 	if err != nil {
 		return nil, err
@@ -101,6 +101,11 @@ func build(ctx context.Context, log *slog.Logger) (*gateway.Gateway, error) {
 		if err != nil {
 			return nil, err
 		}
+		defer func() {
+			if gw == nil {
+				d.Close() // the next request builds again, with a demo of its own
+			}
+		}()
 		cat.Merge(d.Catalog) // lives as long as the warm function
 	}
 
