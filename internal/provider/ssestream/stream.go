@@ -44,8 +44,10 @@ func New(ctx context.Context, body io.ReadCloser, format Format, translate Trans
 	return &Stream{ctx: ctx, body: body, events: sse.NewReader(body), format: format, translate: translate}
 }
 
-// Buffered implements provider.Buffered.
-func (s *Stream) Buffered() bool { return s.queue.Len() > 0 || s.events.EventBuffered() }
+// Buffered implements provider.Buffered. Only chunks already translated count: a buffered event
+// may yield none (an Anthropic ping, a Gemini frame without text), and holding a flush for it
+// would hold the caller's tokens until the provider's next real event.
+func (s *Stream) Buffered() bool { return s.queue.Len() > 0 }
 
 // Recv implements provider.Stream.
 func (s *Stream) Recv() (provider.Chunk, error) {
