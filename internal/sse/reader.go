@@ -79,9 +79,6 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// Buffered reports how many bytes have arrived that Next has not consumed yet.
-func (r *Reader) Buffered() int { return r.br.Buffered() }
-
 // EventBuffered reports whether a whole event has already arrived, so that Next returns it without
 // waiting for input. Bytes of a comment (keep-alive) or of an event still arriving do not count.
 func (r *Reader) EventBuffered() bool {
