@@ -47,14 +47,3 @@ func Authenticate(keys KeyFinder, render Render, next http.Handler) http.Handler
 		next.ServeHTTP(w, r.WithContext(WithKey(r.Context(), key)))
 	})
 }
-
-// RequireAdmin refuses non-admin keys with 403; it runs after Authenticate.
-func RequireAdmin(render Render, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if k := Key(r.Context()); k == nil || !k.Admin {
-			render(w, r, apierr.New(403, "Access denied", "this route needs an admin API key", "permission_error", "admin_required"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
