@@ -16,9 +16,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/boltstore"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/demo"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
@@ -35,18 +33,11 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.Load(env.ConfigPath)
+	cat, stopDemo, err := env.Catalog()
 	if err != nil {
 		return err
 	}
-	if env.Demo {
-		d, err := demo.Start()
-		if err != nil {
-			return err
-		}
-		defer d.Close()
-		cat.Merge(d.Catalog)
-	}
+	defer stopDemo()
 	store, err := boltstore.Open(filepath.Join(env.DataDir, "gateway.db"))
 	if err != nil {
 		return err

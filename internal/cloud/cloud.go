@@ -20,9 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/demo"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
@@ -92,22 +90,15 @@ func build(ctx context.Context, log *slog.Logger) (gw *gateway.Gateway, err erro
 			return nil, err
 		}
 	}
-	cat, err := catalog.Load(env.ConfigPath)
+	cat, stopDemo, err := env.Catalog()
 	if err != nil {
 		return nil, err
 	}
-	if env.Demo {
-		d, err := demo.Start()
-		if err != nil {
-			return nil, err
+	defer func() {
+		if gw == nil {
+			stopDemo() // the next request builds again, with a demo of its own
 		}
-		defer func() {
-			if gw == nil {
-				d.Close() // the next request builds again, with a demo of its own
-			}
-		}()
-		cat.Merge(d.Catalog) // lives as long as the warm function
-	}
+	}() // otherwise the demo lives as long as the warm function
 
 	client := provider.NewHTTPClient()
 	engine := chain.Engine{Reserve: reserve}

@@ -5,6 +5,9 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/demo"
 )
 
 // Env is the gateway's configuration from the environment, documented in the README.
@@ -48,4 +51,21 @@ func getenv(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// Catalog loads the model catalog the environment names and, when SECUREAI_DEMO is on, starts the
+// demo provider and adds its models. stop ends the demo provider (a no-op without one).
+func (e Env) Catalog() (cat *catalog.Catalog, stop func(), err error) {
+	if cat, err = catalog.Load(e.ConfigPath); err != nil {
+		return nil, nil, err
+	}
+	if !e.Demo {
+		return cat, func() {}, nil
+	}
+	d, err := demo.Start()
+	if err != nil {
+		return nil, nil, err
+	}
+	cat.Merge(d.Catalog)
+	return cat, func() { _ = d.Close() }, nil
 }
