@@ -29,15 +29,11 @@ func TestComplete(t *testing.T) {
 					t.Fatal(err)
 				}
 				b := gjson.ParseBytes(r.Body)
-				for path, want := range map[string]string{
+				providertest.WantFields(t, r.Body, map[string]string{
 					"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "object": "chat.completion", "model": "claude-sonnet-4-20250514",
 					"choices.0.message.role": "assistant", "choices.0.message.content": "Hello! How can I help you today?",
 					"choices.0.finish_reason": "stop", "usage.prompt_tokens": "12", "usage.completion_tokens": "10", "usage.total_tokens": "22",
-				} {
-					if got := b.Get(path).String(); got != want {
-						t.Errorf("%s = %q, want %q", path, got, want)
-					}
-				}
+				})
 				if b.Get("created").Int() == 0 || r.Usage != (provider.Usage{PromptTokens: 12, CompletionTokens: 10}) {
 					t.Errorf("created/usage wrong: %s %+v", r.Body, r.Usage)
 				}

@@ -29,16 +29,11 @@ func TestComplete(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				b := gjson.ParseBytes(r.Body)
-				for path, want := range map[string]string{
+				providertest.WantFields(t, r.Body, map[string]string{
 					"id": "fbZ6aOyzMbS2nvgPnL6i-Ak", "object": "chat.completion", "model": "gemini-2.5-flash",
 					"choices.0.message.role": "assistant", "choices.0.message.content": "Hello! How can I help you today?",
 					"choices.0.finish_reason": "stop", "usage.prompt_tokens": "4", "usage.completion_tokens": "34", "usage.total_tokens": "38",
-				} {
-					if got := b.Get(path).String(); got != want {
-						t.Errorf("%s = %q, want %q", path, got, want)
-					}
-				}
+				})
 			}},
 		{"function calls become tool_calls", func(t *testing.T) http.HandlerFunc { return providertest.ServeFixture(t, 200, "response_tool.json") },
 			func(t *testing.T, r *provider.Response, err error) {

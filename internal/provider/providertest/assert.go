@@ -13,6 +13,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/tidwall/gjson"
 )
 
 // WantErr checks err against a failover reason, or a final error's code when reason is "", and
@@ -96,5 +97,16 @@ func JSONEqual(t testing.TB, got, want []byte) {
 	}
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("body =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// WantFields checks the string value of each gjson path of body.
+func WantFields(t testing.TB, body []byte, want map[string]string) {
+	t.Helper()
+	b := gjson.ParseBytes(body)
+	for path, w := range want {
+		if got := b.Get(path).String(); got != w {
+			t.Errorf("%s = %q, want %q", path, got, w)
+		}
 	}
 }
