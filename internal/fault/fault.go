@@ -1,0 +1,133 @@
+// Package fault names the kinds of failure the contract distinguishes. Domain packages return a
+// *fault.Error (or an error that reports a Kind) and say nothing of HTTP; each API surface turns a
+// kind into its status and envelope in one table. A new deliberate block is one new error value,
+// not one more case in a switch.
+package fault
+
+import (
+	"errors"
+	"time"
+)
+
+// Kind is what went wrong, as far as the caller is concerned.
+type Kind uint8
+
+const (
+	// Internal is an unexpected failure; its details never reach the caller.
+	Internal Kind = iota
+	InvalidRequest
+	Unauthenticated
+	Forbidden
+	NotFound
+	MethodNotAllowed
+	Conflict
+	// Unprocessable is a well-formed request the gateway cannot honour as sent (an
+	// Idempotency-Key reused with another body).
+	Unprocessable
+	TooLarge
+	RequestTimeout
+	// RateLimited is the gateway's own request limit, or a rate-limited provider.
+	RateLimited
+	// QuotaExceeded is a points or budget limit: a deliberate block, never a failover.
+	QuotaExceeded
+	// ChainExhausted is a chain whose every attempt failed for a failover reason (502).
+	ChainExhausted
+	// ChainRateLimited is an exhausted chain whose every failure was a rate limit (429).
+	ChainRateLimited
+	// UpstreamRejected is a provider's final refusal (4xx other than 429); its status is the
+	// provider's.
+	UpstreamRejected
+	// UpstreamAuth is the gateway's own provider credential refused: the operator's problem.
+	UpstreamAuth
+	ModelUnavailable
+	CircuitOpen
+	// Unavailable is a dependency of the gateway (a store) that cannot be reached now.
+	Unavailable
+	NotImplemented
+	kinds // the number of kinds; keep last
+)
+
+// Kinds lists every kind, for tables that must cover them all.
+func Kinds() []Kind {
+	out := make([]Kind, kinds)
+	for i := range out {
+		out[i] = Kind(i)
+	}
+	return out
+}
+
+var names = [kinds]string{
+	Internal: "internal", InvalidRequest: "invalid_request", Unauthenticated: "unauthenticated",
+	Forbidden: "forbidden", NotFound: "not_found", MethodNotAllowed: "method_not_allowed",
+	Conflict: "conflict", Unprocessable: "unprocessable", TooLarge: "too_large",
+	RequestTimeout: "request_timeout", RateLimited: "rate_limited", QuotaExceeded: "quota_exceeded",
+	ChainExhausted: "chain_exhausted", ChainRateLimited: "chain_rate_limited",
+	UpstreamRejected: "upstream_rejected", UpstreamAuth: "upstream_auth",
+	ModelUnavailable: "model_unavailable", CircuitOpen: "circuit_open", Unavailable: "unavailable",
+	NotImplemented: "not_implemented",
+}
+
+func (k Kind) String() string {
+	if k < kinds {
+		return names[k]
+	}
+	return "unknown"
+}
+
+// Kinded is implemented by errors that know their kind without being a *Error (a chain's
+// Exhausted, a provider's refusal).
+type Kinded interface {
+	error
+	Kind() Kind
+}
+
+// KindOf returns the kind err carries, Internal when it carries none.
+func KindOf(err error) Kind {
+	var k Kinded
+	if errors.As(err, &k) {
+		return k.Kind()
+	}
+	return Internal
+}
+
+// Error is a failure with a kind and what the caller is told about it.
+type Error struct {
+	K       Kind
+	Title   string // the classic envelope's short `error`, e.g. "Access denied"
+	Message string // names what is wrong; never a secret
+	Code    string // machine-readable, e.g. "model_not_allowed"
+	Param   string // the offending request field, if one
+	// RetryAfter says when the caller may try again (sent as Retry-After).
+	RetryAfter time.Duration
+	// Status overrides the surface's status for the kind; only UpstreamRejected uses it (the
+	// provider's own 4xx is passed on).
+	Status int
+	Err    error // the cause, for logs
+}
+
+// New returns an error of kind k.
+func New(k Kind, title, message string) *Error { return &Error{K: k, Title: title, Message: message} }
+
+// Invalid is a 400-kind error naming the offending field.
+func Invalid(param, message string) *Error {
+	return &Error{K: InvalidRequest, Title: "Invalid request", Message: message, Param: param}
+}
+
+// WithCode sets the machine-readable code.
+func (e *Error) WithCode(code string) *Error { e.Code = code; return e }
+
+// WithParam names the offending field.
+func (e *Error) WithParam(param string) *Error { e.Param = param; return e }
+
+// WithRetryAfter says when the caller may try again.
+func (e *Error) WithRetryAfter(d time.Duration) *Error { e.RetryAfter = d; return e }
+
+// Wrap keeps cause for logs.
+func (e *Error) Wrap(cause error) *Error { e.Err = cause; return e }
+
+func (e *Error) Error() string { return e.Message }
+
+// Kind implements Kinded.
+func (e *Error) Kind() Kind { return e.K }
+
+func (e *Error) Unwrap() error { return e.Err }
