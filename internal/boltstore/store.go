@@ -80,7 +80,7 @@ func (s *Store) CreateKey(_ context.Context, k *apikey.Key) error {
 	})
 }
 
-// KeyByHash implements httpapi.KeyFinder.
+// KeyByHash implements identity.KeyFinder.
 func (s *Store) KeyByHash(_ context.Context, hash string) (*apikey.Key, error) {
 	var k *apikey.Key
 	err := s.db.View(func(tx *bolt.Tx) error {

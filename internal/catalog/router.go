@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
@@ -29,6 +30,15 @@ func (e *ModelError) Error() string {
 		return fmt.Sprintf("model %s is unavailable: %s", e.Model, e.Detail)
 	}
 	return fmt.Sprintf("model %s is not in the catalog", e.Model)
+}
+
+// Fault implements fault.Describer: an unknown model is the caller's 400, a model whose provider
+// cannot be called is a 503.
+func (e *ModelError) Fault() *fault.Error {
+	if e.Unavailable {
+		return fault.New(fault.ModelUnavailable, "Model unavailable", e.Error()).WithCode("model_unavailable").WithParam("model")
+	}
+	return fault.New(fault.InvalidRequest, "Unknown model", e.Error()).WithCode("model_not_found").WithParam("model")
 }
 
 // Router maps model names to ready providers. Providers are built once, at start.

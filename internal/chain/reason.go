@@ -6,6 +6,8 @@ package chain
 import (
 	"errors"
 	"fmt"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
 // Reason classifies a failed attempt. Only these four ever trigger failover.
@@ -86,3 +88,6 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string { return e.Field + ": " + e.Message }
+
+// Fault implements fault.Describer: a 400 naming the field.
+func (e *InputError) Fault() *fault.Error { return fault.Invalid(e.Field, e.Error()) }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
 // Status of one attempt in a report.
@@ -58,18 +60,31 @@ type RetryHinter interface {
 	RetryAfterHint() time.Duration
 }
 
-// Status is 429 when every failure was a rate limit, else 502.
-func (e *Exhausted) Status() int {
+// RateLimitedOnly reports whether every failure was a rate limit: the caller then gets a 429
+// (their own pacing can help), otherwise a 502.
+func (e *Exhausted) RateLimitedOnly() bool {
 	if len(e.Attempts) == 0 {
-		return 502
+		return false
 	}
 	for _, a := range e.Attempts {
 		if a.Reason != RateLimit {
-			return 502
+			return false
 		}
 	}
-	return 429
+	return true
 }
+
+// Fault implements fault.Describer.
+func (e *Exhausted) Fault() *fault.Error {
+	f := fault.New(fault.ChainExhausted, "All model attempts failed", e.Error()).WithCode("all_models_failed")
+	if e.RateLimitedOnly() {
+		f.K, f.RetryAfter = fault.ChainRateLimited, e.RetryAfter
+	}
+	return f
+}
+
+// AttemptsSoFar implements Attempted.
+func (e *Exhausted) AttemptsSoFar() []Attempt { return e.Attempts }
 
 func (e *Exhausted) Error() string {
 	if len(e.Attempts) == 0 {
@@ -85,6 +100,36 @@ func (e *Exhausted) Error() string {
 	}
 	return msg
 }
+
+// Attempted is implemented by errors that end a chain after attempts were made, so the caller is
+// told what was tried.
+type Attempted interface {
+	error
+	AttemptsSoFar() []Attempt
+}
+
+// AttemptsOf returns the attempts err carries; nil when none were made.
+func AttemptsOf(err error) []Attempt {
+	var a Attempted
+	if errors.As(err, &a) {
+		return a.AttemptsSoFar()
+	}
+	return nil
+}
+
+// Stopped is a final error that ended a chain after the attempts in it (a provider's refusal, a
+// gateway block between attempts).
+type Stopped struct {
+	Err      error
+	Attempts []Attempt
+}
+
+func (e *Stopped) Error() string { return e.Err.Error() }
+
+func (e *Stopped) Unwrap() error { return e.Err }
+
+// AttemptsSoFar implements Attempted.
+func (e *Stopped) AttemptsSoFar() []Attempt { return e.Attempts }
 
 // ErrCanceled is returned when the caller went away: nothing is reported to anyone.
 var ErrCanceled = errors.New("chain: the caller canceled the request")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/secureai-gateway/gateway/internal/fault"
+
 	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
@@ -25,8 +27,12 @@ func TestExhausted_Status(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := &chain.Exhausted{Attempts: tc.attempts}
-			if got := ex.Status(); got != tc.want {
-				t.Fatalf("Status() = %d, want %d", got, tc.want)
+			want := fault.ChainExhausted
+			if tc.want == 429 {
+				want = fault.ChainRateLimited
+			}
+			if got := ex.Fault().K; got != want {
+				t.Fatalf("kind = %v, want %v (HTTP %d)", got, want, tc.want)
 			}
 		})
 	}

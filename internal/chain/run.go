@@ -113,7 +113,7 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 		}
 		switch {
 		case reason == Rejected:
-			return res, err
+			return res, &Stopped{Err: err, Attempts: res.Report.Attempts}
 		case ctx.Err() != nil || noTimeLeft():
 			// Checked before announcing a failover that could not start: an attempt cut to the
 			// deadline (minus Reserve) leaves no time for the next one.

@@ -249,8 +249,11 @@ func TestRun_FinalErrorEndsAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(tc.by)
 			res, err := chain.Run(context.Background(), f.engine(), plan(chain.AllTriggers, long, long, "a", "b", "c"), false, f.try)
-			if err != tc.err {
-				t.Fatalf("error = %v (%T), want the final error as-is %v", err, err, tc.err)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("error = %v (%T), want the final error %v", err, err, tc.err)
+			}
+			if got := chain.AttemptsOf(err); !reflect.DeepEqual(got, res.Report.Attempts) {
+				t.Errorf("the error carries attempts %v, want the report's %v", got, res.Report.Attempts)
 			}
 			if got := attempts(res.Report); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("attempts = %v, want %v", got, tc.want)
@@ -415,8 +418,8 @@ func TestRun_Deadlines(t *testing.T) {
 		if !strings.Contains(msg, "deadline") || strings.Contains(msg, "failed (last:") {
 			t.Errorf("message %q: want it to say no attempt was made because of the deadline", msg)
 		}
-		if ex.Status() != 502 {
-			t.Errorf("Status = %d, want 502", ex.Status())
+		if ex.RateLimitedOnly() {
+			t.Errorf("every failure was a rate limit; want a 502 exhaustion")
 		}
 	})
 
@@ -504,8 +507,8 @@ func TestRun_EndOfChain(t *testing.T) {
 	if got := attempts(res.Report); !reflect.DeepEqual(got, want) {
 		t.Errorf("attempts = %v, want %v", got, want)
 	}
-	if len(ex.Attempts) != 3 || len(f.Transitions()) != 2 || ex.Status() != 502 {
-		t.Errorf("Exhausted = %+v (status %d), transitions %d; want 3 attempts, 502, 2 transitions", ex.Attempts, ex.Status(), len(f.Transitions()))
+	if len(ex.Attempts) != 3 || len(f.Transitions()) != 2 || ex.RateLimitedOnly() {
+		t.Errorf("Exhausted = %+v (rate-limited only %v), transitions %d; want 3 attempts, 502, 2 transitions", ex.Attempts, ex.RateLimitedOnly(), len(f.Transitions()))
 	}
 }
 
@@ -586,8 +589,8 @@ func TestRun_AllRateLimitedSaysWhenToRetry(t *testing.T) {
 			f := newFake(tc.by)
 			_, err := chain.Run(context.Background(), f.engine(), plan(chain.AllTriggers, long, long, "a", "b", "c"), false, f.try)
 			ex := wantExhausted(t, err, chain.EndOfChain)
-			if ex.Status() != 429 || ex.RetryAfter != tc.want {
-				t.Errorf("status %d, RetryAfter %v; want 429, %v", ex.Status(), ex.RetryAfter, tc.want)
+			if !ex.RateLimitedOnly() || ex.RetryAfter != tc.want {
+				t.Errorf("rate-limited only %v, RetryAfter %v; want 429, %v", ex.RateLimitedOnly(), ex.RetryAfter, tc.want)
 			}
 		})
 	}

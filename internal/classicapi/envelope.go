@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/tidwall/gjson"
 )
@@ -56,12 +57,13 @@ type envelope struct {
 
 // metadata builds the report for an answer served by served.
 func (a *answer) metadata(served string, report chain.Report) Metadata {
+	pol := a.call.Policy
 	m := Metadata{
 		ConversationID: a.conversationID, IndexUsed: a.in.Index,
-		PolicyUsed: a.in.Policy.Name, PolicySource: a.in.Policy.Source, PolicyHash: a.in.Policy.Hash,
-		ServedModel: served, RequestedModel: a.plan.Targets[0].Model, Sources: []string{},
+		PolicyUsed: pol.Name, PolicySource: pol.Source, PolicyHash: pol.Hash,
+		ServedModel: served, RequestedModel: a.call.Plan.Targets[0].Model, Sources: []string{},
 	}
-	if len(a.plan.Targets) > 1 {
+	if len(a.call.Plan.Targets) > 1 {
 		m.Failover = &report
 	}
 	return m
@@ -86,10 +88,27 @@ type problem struct {
 	Attempts  []chain.Attempt `json:"attempts,omitempty"`
 }
 
-// Render writes p in the classic error envelope {success:false, error, message, request_id,
+// titles are the classic envelope's short `error` for each kind, when the error names none.
+var titles = [...]string{
+	fault.Internal: "Internal error", fault.InvalidRequest: "Invalid request", fault.Unauthenticated: "Invalid API key",
+	fault.Forbidden: "Access denied", fault.NotFound: "Not found", fault.MethodNotAllowed: "Method not allowed",
+	fault.Conflict: "Conflict", fault.Unprocessable: "Unprocessable request", fault.TooLarge: "Request too large",
+	fault.RequestTimeout: "Request timeout", fault.RateLimited: "Rate limit exceeded", fault.QuotaExceeded: "Quota exceeded",
+	fault.ChainExhausted: "All model attempts failed", fault.ChainRateLimited: "All model attempts failed",
+	fault.UpstreamRejected: "Provider rejected the request", fault.UpstreamAuth: "Provider credential refused",
+	fault.ModelUnavailable: "Model unavailable", fault.CircuitOpen: "Circuit open", fault.Unavailable: "Service unavailable",
+	fault.NotImplemented: "Not implemented",
+}
+
+// Render writes err in the classic error envelope {success:false, error, message, request_id,
 // attempts?}. It has httpapi.Render's signature so authentication errors use it too.
-func Render(w http.ResponseWriter, r *http.Request, p *apierr.Problem) {
-	httpapi.WriteProblem(w, p, problem{Error: p.Title, Message: p.Message, RequestID: httpapi.RequestID(r.Context()), Attempts: p.Attempts})
+func Render(w http.ResponseWriter, r *http.Request, err error) {
+	f := fault.From(err)
+	title := f.Title
+	if title == "" && int(f.K) < len(titles) {
+		title = titles[f.K]
+	}
+	httpapi.WriteError(w, r, f, problem{Error: title, Message: f.Message, RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)})
 }
 
 var _ httpapi.Render = Render

@@ -5,16 +5,19 @@
 package classicapi
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
+	"github.com/secureai-gateway/gateway/internal/identity"
 )
+
+// Surface names this API to completion observers.
+const Surface = "classic"
 
 // Handler serves the endpoint.
 type Handler struct {
@@ -29,7 +32,7 @@ type Handler struct {
 // answer is one request on its way to being served.
 type answer struct {
 	in             *Input
-	plan           chain.Plan
+	call           *completion.Call
 	id             string
 	created        int64
 	conversationID string
@@ -37,37 +40,27 @@ type answer struct {
 
 // Chat serves POST /chat/completions.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
-	idemKey, p := idempotencyKey(r)
-	if p != nil {
-		Render(w, r, p)
-		return
-	}
-	body, p := httpapi.ReadJSONObject(w, r, h.MaxBody)
-	if p != nil {
-		Render(w, r, p)
-		return
-	}
-	in, p := Parse(body)
-	if p != nil {
-		Render(w, r, p)
-		return
-	}
-	key := httpapi.Key(r.Context())
-	if !key.MayActFor(in.UserID) {
-		Render(w, r, apierr.OnBehalfDenied())
-		return
-	}
-	spec, err := chain.ParseSpec(in.Upstream)
+	idemKey, err := idempotencyKey(r)
 	if err != nil {
-		Render(w, r, apierr.From(err, nil))
+		Render(w, r, err)
 		return
 	}
-	plan, err := h.Completions.Prepare(key, spec)
+	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
 	if err != nil {
-		Render(w, r, apierr.From(err, nil))
+		Render(w, r, err)
 		return
 	}
-	a := &answer{in: in, plan: plan, id: newID("chatcmpl-"), created: time.Now().Unix(), conversationID: in.ConversationID}
+	in, err := Parse(body)
+	if err != nil {
+		Render(w, r, err)
+		return
+	}
+	call, err := h.Completions.Open(r.Context(), completion.Input{Surface: Surface, Body: in.Upstream, Policy: in.Policy, UserID: in.UserID, Stream: in.Stream})
+	if err != nil {
+		Render(w, r, err)
+		return
+	}
+	a := &answer{in: in, call: call, id: newID("chatcmpl-"), created: time.Now().Unix(), conversationID: in.ConversationID}
 	if a.conversationID == "" {
 		a.conversationID = newID("conv_")
 	}
@@ -75,7 +68,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		h.serve(w, r, a)
 		return
 	}
-	h.idempotent(w, r, key.ID, idemKey, body, a)
+	h.idempotent(w, r, identity.Key(r.Context()).ID, idemKey, body, a)
 }
 
 // serve answers a and reports whether the answer is whole and worth replaying to a repeat.
@@ -83,15 +76,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, a *answer) bool 
 	if a.in.Stream {
 		return h.stream(w, r, a)
 	}
-	c, report, err := h.Completions.Complete(r.Context(), a.plan, a.in.Upstream)
+	c, report, err := a.call.Complete(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
+		httpapi.Fail(w, r, Render, err)
 		return false
 	}
 	out, err := a.envelope(c.Response.Body, c.Response.Usage, c.Served, report)
 	if err != nil {
-		httpapi.Logger(h.Log).ErrorContext(r.Context(), "building the classic envelope", "request_id", httpapi.RequestID(r.Context()), "err", err)
-		Render(w, r, apierr.Internal())
+		Render(w, r, fmt.Errorf("building the classic envelope: %w", err))
 		return false
 	}
 	w.Header().Set("Content-Type", "application/json")

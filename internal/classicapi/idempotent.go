@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
+	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
 // route names this endpoint in request hashes, so a key used here and on another route with the
@@ -19,16 +21,16 @@ const route = "POST /chat/completions"
 const ReplayedHeader = "Idempotent-Replayed"
 
 // idempotencyKey reads the Idempotency-Key header; "" when the request has none.
-func idempotencyKey(r *http.Request) (string, *apierr.Problem) {
+func idempotencyKey(r *http.Request) (string, error) {
 	vals := r.Header.Values("Idempotency-Key")
 	switch {
 	case len(vals) == 0:
 		return "", nil
 	case len(vals) > 1:
-		return "", apierr.BadRequest("Idempotency-Key", "send a single Idempotency-Key header")
+		return "", fault.Invalid("Idempotency-Key", "send a single Idempotency-Key header")
 	}
 	if err := idempotency.CheckKey(vals[0]); err != nil {
-		return "", apierr.BadRequest("Idempotency-Key", err.Error())
+		return "", fault.Invalid("Idempotency-Key", err.Error())
 	}
 	return vals[0], nil
 }
@@ -40,8 +42,8 @@ func idempotencyKey(r *http.Request) (string, *apierr.Problem) {
 // exact SSE frames sent and replayed as such.
 func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key string, body []byte, a *answer) {
 	if h.Idempotency == nil {
-		Render(w, r, apierr.New(http.StatusNotImplemented, "Idempotency unavailable",
-			"this deployment has no idempotency store; resend without Idempotency-Key", "server_error", "idempotency_unavailable"))
+		Render(w, r, fault.New(fault.NotImplemented, "Idempotency unavailable",
+			"this deployment has no idempotency store; resend without Idempotency-Key").WithCode("idempotency_unavailable"))
 		return
 	}
 	ticket, rec, err := h.Idempotency.Begin(r.Context(), scope, key, idempotency.RequestHash(route, body))
@@ -51,14 +53,13 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 	)
 	switch {
 	case errors.As(err, &mismatch):
-		Render(w, r, apierr.New(http.StatusUnprocessableEntity, "Idempotency key reused", mismatch.Error(), "invalid_request_error", "idempotency_key_reused"))
+		Render(w, r, fault.New(fault.Unprocessable, "Idempotency key reused", mismatch.Error()).WithCode("idempotency_key_reused"))
 		return
 	case errors.As(err, &inProgress):
-		Render(w, r, apierr.New(http.StatusConflict, "Request in progress", inProgress.Error(), "invalid_request_error", "idempotency_in_progress"))
+		Render(w, r, fault.New(fault.Conflict, "Request in progress", inProgress.Error()).WithCode("idempotency_in_progress"))
 		return
 	case err != nil:
-		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency claim failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
-		Render(w, r, apierr.Internal())
+		Render(w, r, fmt.Errorf("idempotency claim: %w", err))
 		return
 	case rec != nil:
 		replay(w, rec)
@@ -74,7 +75,7 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 		// Also on a panic: a held key would otherwise block retries until its lease runs out.
 		if !recorded {
 			if err := ticket.Release(storeCtx); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
-				httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency release failed", "request_id", httpapi.RequestID(r.Context()), "err", err)
+				httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency release failed", "request_id", identity.RequestID(r.Context()), "err", err)
 			}
 		}
 	}()
@@ -83,7 +84,7 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 	}
 	if err := ticket.Complete(storeCtx, rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
 		// Not recorded: release the key so a retry runs again instead of waiting out the lease.
-		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", httpapi.RequestID(r.Context()), "err", err)
+		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", identity.RequestID(r.Context()), "err", err)
 		return
 	}
 	recorded = true

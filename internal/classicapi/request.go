@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
-	"github.com/secureai-gateway/gateway/internal/policy"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/tidwall/gjson"
 )
 
@@ -53,7 +52,7 @@ type Input struct {
 	ConversationID string // "" when the caller sent none
 	UserID         string // on-behalf-of user; "" when none
 	Index          string
-	Policy         policy.Applied
+	Policy         string // smltp_policy as sent; "" when none
 	// Upstream is the OpenAI-shaped body completion.Service runs, the chain fields carried
 	// through as sent so chain.ParseSpec reads (and judges) them.
 	Upstream []byte
@@ -78,7 +77,7 @@ type upstream struct {
 }
 
 // Parse validates a classic body (a JSON object) and builds its upstream body.
-func Parse(body []byte) (*Input, *apierr.Problem) {
+func Parse(body []byte) (*Input, error) {
 	var unknown string
 	gjson.ParseBytes(body).ForEach(func(k, _ gjson.Result) bool {
 		for _, f := range fields {
@@ -90,7 +89,7 @@ func Parse(body []byte) (*Input, *apierr.Problem) {
 		return false
 	})
 	if unknown != "" {
-		return nil, apierr.BadRequest(unknown, fmt.Sprintf("%s: unknown field (the classic endpoint accepts: prompt, messages, system_message, model, models, fallback_models, redundancy, index, smltp_policy, temperature, max_tokens, stream, conversation_id, user_id)", unknown))
+		return nil, fault.Invalid(unknown, fmt.Sprintf("%s: unknown field (the classic endpoint accepts: prompt, messages, system_message, model, models, fallback_models, redundancy, index, smltp_policy, temperature, max_tokens, stream, conversation_id, user_id)", unknown))
 	}
 	v := gjson.GetManyBytes(body, fields[:]...)
 	for i := range v {
@@ -100,7 +99,7 @@ func Parse(body []byte) (*Input, *apierr.Problem) {
 	}
 	in := &Input{}
 	up := upstream{Temperature: DefaultTemperature, MaxTokens: DefaultMaxTokens}
-	var p *apierr.Problem
+	var p error
 
 	if p = parseIndex(v[fIndex], in); p != nil {
 		return nil, p
@@ -110,19 +109,19 @@ func Parse(body []byte) (*Input, *apierr.Problem) {
 	}
 	if t := v[fTemperature]; t.Exists() {
 		if t.Type != gjson.Number {
-			return nil, apierr.BadRequest("temperature", "temperature must be a number (it is clamped to 0–2)")
+			return nil, fault.Invalid("temperature", "temperature must be a number (it is clamped to 0–2)")
 		}
 		up.Temperature = math.Max(0, math.Min(MaxTemperature, t.Num))
 	}
 	if m := v[fMaxTokens]; m.Exists() {
 		if m.Type != gjson.Number || m.Num != math.Trunc(m.Num) || m.Num < 1 {
-			return nil, apierr.BadRequest("max_tokens", "max_tokens must be a positive integer (at most 4000 are used)")
+			return nil, fault.Invalid("max_tokens", "max_tokens must be a positive integer (at most 4000 are used)")
 		}
 		up.MaxTokens = int(math.Min(m.Num, MaxMaxTokens))
 	}
 	if s := v[fStream]; s.Exists() {
 		if s.Type != gjson.True && s.Type != gjson.False {
-			return nil, apierr.BadRequest("stream", "stream must be a boolean")
+			return nil, fault.Invalid("stream", "stream must be a boolean")
 		}
 		in.Stream, up.Stream = s.Bool(), s.Bool()
 	}
@@ -136,31 +135,29 @@ func Parse(body []byte) (*Input, *apierr.Problem) {
 	if p != nil {
 		return nil, p
 	}
+	in.Policy = name
 	var err error
-	if in.Policy, err = policy.Resolve(name); err != nil {
-		return nil, apierr.BadRequest("smltp_policy", err.Error())
-	}
 	up.Model = raw(v[fModel])
 	up.Models = raw(v[fModels])
 	up.FallbackModels = raw(v[fFallbacks])
 	up.Redundancy = raw(v[fRedundancy])
 	if in.Upstream, err = json.Marshal(up); err != nil {
 		// Every raw part came from a valid JSON document, so this is a gateway defect.
-		return nil, apierr.Internal()
+		return nil, fmt.Errorf("classic: building the upstream body: %w", err)
 	}
 	return in, nil
 }
 
-func parseIndex(v gjson.Result, in *Input) *apierr.Problem {
+func parseIndex(v gjson.Result, in *Input) error {
 	if !v.Exists() || (v.Type == gjson.String && v.Str == "") {
-		return &apierr.Problem{Status: 400, Title: "Index required", Type: "invalid_request_error", Param: "index",
+		return &fault.Error{K: fault.InvalidRequest, Title: "Index required", Param: "index",
 			Message: `index is required: send "index": "Zero-Knowledge"`}
 	}
 	if v.Type != gjson.String {
-		return apierr.BadRequest("index", "index must be a string")
+		return fault.Invalid("index", "index must be a string")
 	}
 	if v.Str != ZeroKnowledge {
-		return &apierr.Problem{Status: 400, Title: "Index not available", Type: "invalid_request_error", Param: "index",
+		return &fault.Error{K: fault.InvalidRequest, Title: "Index not available", Param: "index",
 			Message: fmt.Sprintf(`index %q is not available: knowledge bases are not available on this gateway; send "index": "Zero-Knowledge"`, v.Str)}
 	}
 	in.Index = v.Str
@@ -169,38 +166,38 @@ func parseIndex(v gjson.Result, in *Input) *apierr.Problem {
 
 // parseMessages applies the conversation rules and returns the upstream messages, the
 // system_message (if any) first and a prompt as one user message.
-func parseMessages(prompt, msgs, system gjson.Result) ([]message, *apierr.Problem) {
+func parseMessages(prompt, msgs, system gjson.Result) ([]message, error) {
 	if prompt.Exists() && msgs.Exists() {
-		return nil, apierr.BadRequest("prompt", "send prompt or messages, not both")
+		return nil, fault.Invalid("prompt", "send prompt or messages, not both")
 	}
 	if !prompt.Exists() && !msgs.Exists() {
-		return nil, apierr.BadRequest("messages", "prompt or messages is required")
+		return nil, fault.Invalid("messages", "prompt or messages is required")
 	}
 	size := 0
 	var out []message
 	if system.Exists() {
 		if system.Type != gjson.String {
-			return nil, apierr.BadRequest("system_message", "system_message must be a string")
+			return nil, fault.Invalid("system_message", "system_message must be a string")
 		}
 		size += len(system.Str)
 		out = append(out, message{Role: "system", Content: json.RawMessage(system.Raw)})
 	}
 	if prompt.Exists() {
 		if prompt.Type != gjson.String || prompt.Str == "" {
-			return nil, apierr.BadRequest("prompt", "prompt must be a non-empty string")
+			return nil, fault.Invalid("prompt", "prompt must be a non-empty string")
 		}
 		size += len(prompt.Str)
 		out = append(out, message{Role: "user", Content: json.RawMessage(prompt.Raw)})
 	} else {
 		if !msgs.IsArray() {
-			return nil, apierr.BadRequest("messages", "messages must be an array of {role, content} objects")
+			return nil, fault.Invalid("messages", "messages must be an array of {role, content} objects")
 		}
 		items := msgs.Array()
 		switch {
 		case len(items) == 0:
-			return nil, apierr.BadRequest("messages", "messages must not be empty")
+			return nil, fault.Invalid("messages", "messages must not be empty")
 		case len(items) > MaxMessages:
-			return nil, apierr.BadRequest("messages", fmt.Sprintf("at most %d messages are allowed (got %d)", MaxMessages, len(items)))
+			return nil, fault.Invalid("messages", fmt.Sprintf("at most %d messages are allowed (got %d)", MaxMessages, len(items)))
 		}
 		for i, m := range items {
 			msg, n, p := parseMessage(i, m, system.Exists())
@@ -212,15 +209,15 @@ func parseMessages(prompt, msgs, system gjson.Result) ([]message, *apierr.Proble
 		}
 	}
 	if size > MaxContentBytes {
-		return nil, apierr.BadRequest("messages", fmt.Sprintf("message content is limited to %d KB in total (got %d bytes)", MaxContentBytes>>10, size))
+		return nil, fault.Invalid("messages", fmt.Sprintf("message content is limited to %d KB in total (got %d bytes)", MaxContentBytes>>10, size))
 	}
 	return out, nil
 }
 
-func parseMessage(i int, m gjson.Result, hasSystemMessage bool) (message, int, *apierr.Problem) {
+func parseMessage(i int, m gjson.Result, hasSystemMessage bool) (message, int, error) {
 	field := fmt.Sprintf("messages[%d]", i)
 	if !m.IsObject() {
-		return message{}, 0, apierr.BadRequest(field, field+" must be a {role, content} object")
+		return message{}, 0, fault.Invalid(field, field+" must be a {role, content} object")
 	}
 	var bad string
 	m.ForEach(func(k, _ gjson.Result) bool {
@@ -230,28 +227,28 @@ func parseMessage(i int, m gjson.Result, hasSystemMessage bool) (message, int, *
 		return bad == ""
 	})
 	if bad != "" {
-		return message{}, 0, apierr.BadRequest(field+"."+bad, fmt.Sprintf("%s.%s: unknown field (a message has role and content)", field, bad))
+		return message{}, 0, fault.Invalid(field+"."+bad, fmt.Sprintf("%s.%s: unknown field (a message has role and content)", field, bad))
 	}
 	role, content := m.Get("role"), m.Get("content")
 	switch {
 	case role.Type != gjson.String || (role.Str != "system" && role.Str != "user" && role.Str != "assistant"):
-		return message{}, 0, apierr.BadRequest(field+".role", field+".role must be one of system, user, assistant")
+		return message{}, 0, fault.Invalid(field+".role", field+".role must be one of system, user, assistant")
 	case content.Type != gjson.String:
-		return message{}, 0, apierr.BadRequest(field+".content", field+".content must be a string")
+		return message{}, 0, fault.Invalid(field+".content", field+".content must be a string")
 	case role.Str == "system" && hasSystemMessage:
-		return message{}, 0, apierr.BadRequest("system_message", "send the system prompt either in system_message or as a system message, not both")
+		return message{}, 0, fault.Invalid("system_message", "send the system prompt either in system_message or as a system message, not both")
 	case role.Str == "system" && i > 0:
-		return message{}, 0, apierr.BadRequest(field+".role", "only one system message is allowed, and only as the first message")
+		return message{}, 0, fault.Invalid(field+".role", "only one system message is allowed, and only as the first message")
 	}
 	return message{Role: role.Str, Content: json.RawMessage(content.Raw)}, len(content.Str), nil
 }
 
-func optionalString(v gjson.Result, field string) (string, *apierr.Problem) {
+func optionalString(v gjson.Result, field string) (string, error) {
 	if !v.Exists() {
 		return "", nil
 	}
 	if v.Type != gjson.String || v.Str == "" || len(v.Str) > maxIDLen {
-		return "", apierr.BadRequest(field, fmt.Sprintf("%s must be a non-empty string of at most %d characters", field, maxIDLen))
+		return "", fault.Invalid(field, fmt.Sprintf("%s must be a non-empty string of at most %d characters", field, maxIDLen))
 	}
 	return v.Str, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/oaiwire"
 )
 
@@ -42,9 +43,9 @@ type streamError struct {
 // stream serves a streamed answer: metadata (once the first token is secured), the provider's
 // chunks, usage, [DONE]. It reports whether the stream went out whole.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool {
-	st, report, err := h.Completions.Stream(r.Context(), a.plan, a.in.Upstream)
+	st, report, err := a.call.Stream(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts) // nothing was sent yet: a plain JSON error
+		httpapi.Fail(w, r, Render, err) // nothing was sent yet: a plain JSON error
 		return false
 	}
 	defer st.Close()
@@ -118,7 +119,7 @@ func frame(out *httpapi.SSE, prefix, data []byte) error {
 // so the caller cannot mistake the truncated answer for a whole one.
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
 	in := completion.AsInterruption(err)
-	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
-	data, _ := json.Marshal(streamError{Error: "Stream interrupted", Message: in.Message, Code: in.Code, RequestID: httpapi.RequestID(r.Context())})
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", identity.RequestID(r.Context()), "code", in.Code, "err", err)
+	data, _ := json.Marshal(streamError{Error: "Stream interrupted", Message: in.Message, Code: in.Code, RequestID: identity.RequestID(r.Context())})
 	_ = frame(out, errorPrefix, data)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
@@ -54,8 +53,7 @@ func Handler(pick func(*gateway.Gateway) http.Handler, render httpapi.Render) ht
 			gw, err := build(r.Context(), log)
 			if err != nil {
 				mu.Unlock()
-				log.ErrorContext(r.Context(), "gateway start failed", "err", err)
-				render(w, r, apierr.Internal())
+				render(w, r, fmt.Errorf("gateway start: %w", err))
 				return
 			}
 			h = pick(gw)

@@ -5,8 +5,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
 // With CORS on, a browser reads an answer only if the function itself names the origin: API
@@ -20,7 +21,9 @@ func TestCORSOriginOnEveryAnswer(t *testing.T) {
 		t.Run(tt.env, func(t *testing.T) {
 			t.Setenv("SECUREAI_CORS_ORIGIN", tt.env)
 			t.Setenv("SECUREAI_REQUEST_TIMEOUT", "bad") // the build fails before any AWS call
-			render := func(w http.ResponseWriter, r *http.Request, p *apierr.Problem) { w.WriteHeader(p.Status) }
+			render := func(w http.ResponseWriter, r *http.Request, err error) {
+				w.WriteHeader(httpapi.Status(fault.From(err)))
+			}
 			h := Handler(func(*gateway.Gateway) http.Handler { return http.NotFoundHandler() }, render)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", nil))

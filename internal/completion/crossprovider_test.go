@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/anthropic"
 	"github.com/secureai-gateway/gateway/internal/provider/gemini"
@@ -92,17 +93,13 @@ func closedPort(t *testing.T) string {
 // error; content is checked to be in OpenAI's shape on the way.
 func run(t *testing.T, svc *completion.Service, stream bool) (string, string, chain.Report, error) {
 	t.Helper()
-	spec, err := chain.ParseSpec(chainBody)
+	ctx := identity.WithKey(pt.WithTimeout(t, 20*time.Second), &apikey.Key{})
+	call, err := svc.Open(ctx, completion.Input{Body: chainBody, Stream: stream})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := svc.Prepare(&apikey.Key{}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := pt.WithTimeout(t, 20*time.Second)
 	if !stream {
-		c, report, err := svc.Complete(ctx, plan, chainBody)
+		c, report, err := call.Complete(ctx)
 		if err != nil {
 			return "", "", report, err
 		}
@@ -112,7 +109,7 @@ func run(t *testing.T, svc *completion.Service, stream bool) (string, string, ch
 		}
 		return b.Get("choices.0.message.content").String(), c.Served, report, nil
 	}
-	st, report, err := svc.Stream(ctx, plan, chainBody)
+	st, report, err := call.Stream(ctx)
 	if err != nil {
 		return "", "", report, err
 	}

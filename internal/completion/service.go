@@ -11,6 +11,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
@@ -24,13 +25,13 @@ type Service struct {
 	Router   Router
 	Engine   chain.Engine
 	Settings chain.Settings // project defaults for timeouts
+	// Observer is told of every failover and of every request's end; nil: nobody listens.
+	Observer Observer
 }
 
-// AccessError is a chain naming a model the key may not use.
-type AccessError struct{ Model string }
-
-func (e *AccessError) Error() string {
-	return fmt.Sprintf("model %s is not allowed for this API key", e.Model)
+func notAllowed(model string) error {
+	return fault.New(fault.Forbidden, "Access denied", fmt.Sprintf("model %s is not allowed for this API key", model)).
+		WithCode("model_not_allowed").WithParam("model")
 }
 
 // Prepare resolves the chain a request names for key and checks every model of it — catalog,
@@ -46,7 +47,7 @@ func (s *Service) Prepare(key *apikey.Key, spec chain.Spec) (chain.Plan, error) 
 			return plan, err
 		}
 		if !key.Allows(t.Model) {
-			return plan, &AccessError{Model: t.Model}
+			return plan, notAllowed(t.Model)
 		}
 	}
 	return plan, nil
@@ -58,19 +59,22 @@ type Completion struct {
 	Served   string
 }
 
-// Complete runs plan for the OpenAI-shaped body. The report lists the attempts made, also on error.
-func (s *Service) Complete(ctx context.Context, plan chain.Plan, body []byte) (*Completion, chain.Report, error) {
-	res, err := chain.Run(ctx, s.Engine, plan, false, func(ctx context.Context, t chain.Target) (*provider.Response, error) {
-		route, req, err := s.request(t, body, false)
+// Complete runs the call's chain for a whole answer. A failure carries the attempts made.
+func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) {
+	s := c.svc
+	res, err := chain.Run(ctx, c.engine(), c.Plan, false, func(ctx context.Context, t chain.Target) (*provider.Response, error) {
+		route, req, err := s.request(t, c.Input.Body, false)
 		if err != nil {
 			return nil, err
 		}
 		return route.Provider.Complete(ctx, req)
 	})
 	if err != nil {
+		c.finish(ctx, Outcome{Report: res.Report, Err: err})
 		return nil, res.Report, err
 	}
 	res.Release()
+	c.finish(ctx, Outcome{Served: res.Served, Usage: &res.Value.Usage, Report: res.Report})
 	return &Completion{Response: res.Value, Served: res.Served}, res.Report, nil
 }
 

@@ -28,23 +28,32 @@ type Stream struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	release  func()
+
+	call   *Call
+	report chain.Report
+	err    error // the interruption that ended the stream, once one did
+	whole  bool  // io.EOF was reached
+	closed bool
 }
 
-// Stream runs plan until one attempt yields its first content token. Until then nothing has been
-// sent to the caller, so a failed attempt is invisible and an exhausted chain is a plain error.
-func (s *Service) Stream(ctx context.Context, plan chain.Plan, body []byte) (*Stream, chain.Report, error) {
-	res, err := chain.Run(ctx, s.Engine, plan, true, func(ctx context.Context, t chain.Target) (*Stream, error) {
-		route, req, err := s.request(t, body, true)
+// Stream runs the call's chain until one attempt yields its first content token. Until then
+// nothing has been sent to the caller, so a failed attempt is invisible and an exhausted chain is a
+// plain error (carrying the attempts made). The caller must Close the stream it gets.
+func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
+	s := c.svc
+	res, err := chain.Run(ctx, c.engine(), c.Plan, true, func(ctx context.Context, t chain.Target) (*Stream, error) {
+		route, req, err := s.request(t, c.Input.Body, true)
 		if err != nil {
 			return nil, err
 		}
 		return open(ctx, route.Provider, req, t.Timeout)
 	})
 	if err != nil {
+		c.finish(ctx, Outcome{Report: res.Report, Err: err})
 		return nil, res.Report, err
 	}
 	st := res.Value
-	st.Served, st.release = res.Served, res.Release
+	st.Served, st.release, st.call, st.report = res.Served, res.Release, c, res.Report
 	return st, res.Report, nil
 }
 
@@ -86,6 +95,7 @@ func (st *Stream) Next() (provider.Chunk, error) {
 		return c, nil
 	}
 	if st.ended {
+		st.whole = st.err == nil
 		return provider.Chunk{}, io.EOF
 	}
 	if st.timer == nil {
@@ -98,12 +108,15 @@ func (st *Stream) Next() (provider.Chunk, error) {
 	if err != nil {
 		st.ended = true
 		if err == io.EOF || (st.finished && errors.Is(context.Cause(st.ctx), chain.ErrStalled)) {
+			st.whole = true
 			return provider.Chunk{}, io.EOF
 		}
 		if errors.Is(context.Cause(st.ctx), chain.ErrStalled) {
-			return provider.Chunk{}, &Interruption{Code: "stream_stalled", Message: fmt.Sprintf("the provider sent nothing for %s after the stream began", st.stall)}
+			st.err = &Interruption{Code: "stream_stalled", Message: fmt.Sprintf("the provider sent nothing for %s after the stream began", st.stall)}
+		} else {
+			st.err = interruption(err)
 		}
-		return provider.Chunk{}, interruption(err)
+		return provider.Chunk{}, st.err
 	}
 	st.track(c)
 	return c, nil
@@ -127,8 +140,13 @@ func (st *Stream) Ready() bool {
 	return ok && !st.ended && b.Buffered()
 }
 
-// Close releases the upstream connection. It is safe to call more than once.
+// Close releases the upstream connection and tells the observer how the stream ended: whole,
+// interrupted, or abandoned by a caller that went away. It is safe to call more than once.
 func (st *Stream) Close() {
+	if st.closed {
+		return
+	}
+	st.closed = true
 	if st.timer != nil {
 		st.timer.Stop()
 	}
@@ -136,6 +154,13 @@ func (st *Stream) Close() {
 	st.cancel(context.Canceled)
 	if st.release != nil {
 		st.release()
+	}
+	if st.call != nil {
+		o := Outcome{Served: st.Served, Usage: st.Usage, Report: st.report, Err: st.err}
+		if !st.whole && o.Err == nil {
+			o.Err = chain.ErrCanceled
+		}
+		st.call.finish(st.ctx, o)
 	}
 }
 

@@ -37,7 +37,7 @@ func (s *Store) CreateKey(ctx context.Context, k *apikey.Key) error {
 	return err
 }
 
-// KeyByHash implements httpapi.KeyFinder. It reads consistently, so a key works the moment
+// KeyByHash implements identity.KeyFinder. It reads consistently, so a key works the moment
 // CreateKey returns and a revocation is seen at once (the cost is small behind keycache).
 func (s *Store) KeyByHash(ctx context.Context, hash string) (*apikey.Key, error) {
 	k, _, err := s.keyByHash(ctx, hash)

@@ -77,7 +77,7 @@ func (u *upstream) recorded() []*upstreamCall {
 	return append([]*upstreamCall(nil), u.all...)
 }
 
-// keyStore is an in-memory httpapi.KeyFinder.
+// keyStore is an in-memory identity.KeyFinder.
 type keyStore struct {
 	mu   sync.Mutex
 	keys map[string]*apikey.Key

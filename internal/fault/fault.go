@@ -74,21 +74,8 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
-// Kinded is implemented by errors that know their kind without being a *Error (a chain's
-// Exhausted, a provider's refusal).
-type Kinded interface {
-	error
-	Kind() Kind
-}
-
 // KindOf returns the kind err carries, Internal when it carries none.
-func KindOf(err error) Kind {
-	var k Kinded
-	if errors.As(err, &k) {
-		return k.Kind()
-	}
-	return Internal
-}
+func KindOf(err error) Kind { return From(err).K }
 
 // Error is a failure with a kind and what the caller is told about it.
 type Error struct {
@@ -97,6 +84,9 @@ type Error struct {
 	Message string // names what is wrong; never a secret
 	Code    string // machine-readable, e.g. "model_not_allowed"
 	Param   string // the offending request field, if one
+	// Type overrides the OpenAI surface's error type for the kind; a provider's refusal keeps the
+	// type the provider gave.
+	Type string
 	// RetryAfter says when the caller may try again (sent as Retry-After).
 	RetryAfter time.Duration
 	// Status overrides the surface's status for the kind; only UpstreamRejected uses it (the
@@ -127,7 +117,26 @@ func (e *Error) Wrap(cause error) *Error { e.Err = cause; return e }
 
 func (e *Error) Error() string { return e.Message }
 
-// Kind implements Kinded.
-func (e *Error) Kind() Kind { return e.K }
-
 func (e *Error) Unwrap() error { return e.Err }
+
+// Describer is implemented by typed errors that are not an *Error but can say what the caller is
+// told (a chain's exhaustion, a provider's refusal), so this package needs to know none of them.
+type Describer interface {
+	error
+	Fault() *Error
+}
+
+// From returns what the caller is told about err: the *Error it is or wraps, a Describer's
+// description, or an Internal error that keeps err only as its cause.
+func From(err error) *Error {
+	var e *Error
+	var d Describer
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &d):
+		return d.Fault()
+	}
+	return &Error{K: Internal, Title: "Internal error", Code: "internal_error",
+		Message: "the gateway failed unexpectedly; the request id identifies it in the logs", Err: err}
+}

@@ -8,7 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -42,7 +43,7 @@ type Deps struct {
 	Catalog    *catalog.Catalog
 	Credential func(name string) string // resolves a provider's api_key_env
 	HTTPClient *http.Client             // shared by every provider; nil: a pooled default
-	Keys       httpapi.KeyFinder
+	Keys       identity.KeyFinder
 	Log        *slog.Logger
 	Budget     time.Duration // the request deadline when the platform sets none
 	MaxBody    int64         // larger bodies get a 413; 0: DefaultMaxBody
@@ -101,7 +102,7 @@ func (g *Gateway) Mux() http.Handler {
 	mux.Handle("GET /v1/models", g.OpenAIModels())
 	mux.Handle("POST /chat/completions", g.ClassicChat())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		classicapi.Render(w, r, apierr.New(http.StatusNotFound, "Not found", "no route "+r.Method+" "+r.URL.Path, "invalid_request_error", "not_found"))
+		classicapi.Render(w, r, fault.New(fault.NotFound, "Not found", "no route "+r.Method+" "+r.URL.Path).WithCode("not_found"))
 	})
 	return httpapi.WithRequestID(mux)
 }

@@ -1,49 +1,60 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
-// KeyFinder looks a key up by the SHA-256 of its secret.
-type KeyFinder interface {
-	KeyByHash(ctx context.Context, hash string) (*apikey.Key, error)
+// Render writes an error in an endpoint's own envelope.
+type Render func(w http.ResponseWriter, r *http.Request, err error)
+
+func invalidKey(message string) error {
+	return fault.New(fault.Unauthenticated, "Invalid API key", message).WithCode("invalid_api_key")
 }
 
-// Render writes a Problem in an endpoint's own envelope.
-type Render func(w http.ResponseWriter, r *http.Request, p *apierr.Problem)
-
 // Authenticate admits requests that carry a usable API key as "Authorization: Bearer sk-…".
-func Authenticate(keys KeyFinder, render Render, next http.Handler) http.Handler {
+func Authenticate(keys identity.KeyFinder, render Render, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || secret == "" { // auth schemes are case-insensitive
-			render(w, r, apierr.InvalidKey("missing API key: send Authorization: Bearer sk-…"))
+			render(w, r, invalidKey("missing API key: send Authorization: Bearer sk-…"))
 			return
 		}
 		hash, err := apikey.Hash(strings.TrimSpace(secret))
 		if err != nil {
-			render(w, r, apierr.InvalidKey("malformed API key: expected sk- followed by 64 lowercase hex digits"))
+			render(w, r, invalidKey("malformed API key: expected sk- followed by 64 lowercase hex digits"))
 			return
 		}
 		key, err := keys.KeyByHash(r.Context(), hash)
 		switch {
 		case errors.Is(err, apikey.ErrNotFound):
-			render(w, r, apierr.InvalidKey("unknown API key"))
+			render(w, r, invalidKey("unknown API key"))
 			return
 		case err != nil:
-			render(w, r, apierr.Internal())
+			render(w, r, err)
 			return
 		case !key.Usable(time.Now()):
-			render(w, r, apierr.InvalidKey("API key is revoked or expired"))
+			render(w, r, invalidKey("API key is revoked or expired"))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithKey(r.Context(), key)))
+		next.ServeHTTP(w, r.WithContext(identity.WithKey(r.Context(), key)))
+	})
+}
+
+// RequireAdmin admits only admin keys; it goes inside Authenticate, so an anonymous call has
+// already had its 401.
+func RequireAdmin(render Render, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := identity.Key(r.Context()); k == nil || !k.Admin {
+			render(w, r, fault.New(fault.Forbidden, "Access denied", "this route needs an admin API key").WithCode("admin_required"))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }

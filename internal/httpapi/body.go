@@ -10,24 +10,24 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/tidwall/gjson"
 )
 
 // ReadJSONObject reads a request body of at most limit bytes that must be a JSON object.
-func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apierr.Problem) {
+func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, apierr.New(413, "Request too large", fmt.Sprintf("request body exceeds %d bytes", limit), "invalid_request_error", "request_too_large")
+		return nil, fault.New(fault.TooLarge, "Request too large", fmt.Sprintf("request body exceeds %d bytes", limit)).WithCode("request_too_large")
 	case err != nil:
-		return nil, apierr.BadRequest("", "could not read the request body")
+		return nil, fault.Invalid("", "could not read the request body")
 	case !gjson.ValidBytes(body) || !gjson.Parse(view(body)).IsObject():
-		return nil, apierr.BadRequest("", "request body must be a JSON object")
+		return nil, fault.Invalid("", "request body must be a JSON object")
 	}
 	if dup := duplicateKey(body); dup != "" {
-		return nil, apierr.BadRequest(dup, fmt.Sprintf("field %q appears more than once", dup))
+		return nil, fault.Invalid(dup, fmt.Sprintf("field %q appears more than once", dup))
 	}
 	return body, nil
 }

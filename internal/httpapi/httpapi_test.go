@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
 func TestWithBudget(t *testing.T) {
@@ -64,15 +65,16 @@ func TestReadJSONObject(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			body, p := httpapi.ReadJSONObject(rec, httptest.NewRequest("POST", "/", strings.NewReader(tc.body)), 64)
+			body, err := httpapi.ReadJSONObject(rec, httptest.NewRequest("POST", "/", strings.NewReader(tc.body)), 64)
 			if tc.status == 0 {
-				if p != nil || string(body) != tc.body {
-					t.Fatalf("problem %v body %q", p, body)
+				if err != nil || string(body) != tc.body {
+					t.Fatalf("error %v body %q", err, body)
 				}
 				return
 			}
-			if p == nil || p.Status != tc.status || p.Message == "" || p.Param != tc.param {
-				t.Fatalf("problem %+v, want status %d param %q", p, tc.status, tc.param)
+			f := fault.From(err)
+			if err == nil || httpapi.Status(f) != tc.status || f.Message == "" || f.Param != tc.param {
+				t.Fatalf("error %+v, want status %d param %q", f, tc.status, tc.param)
 			}
 		})
 	}
@@ -97,11 +99,12 @@ func TestAuthenticate(t *testing.T) {
 	revokedSecret := apikey.NewSecret()
 	revokedHash, _ := apikey.Hash(revokedSecret)
 	store := keys{hash: {ID: "k1"}, revokedHash: {ID: "k2", RevokedAt: &past}}
-	render := func(w http.ResponseWriter, r *http.Request, p *apierr.Problem) {
-		http.Error(w, p.Message, p.Status)
+	render := func(w http.ResponseWriter, r *http.Request, err error) {
+		f := fault.From(err)
+		http.Error(w, f.Message, httpapi.Status(f))
 	}
 	var seen *apikey.Key
-	h := httpapi.Authenticate(store, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = httpapi.Key(r.Context()) }))
+	h := httpapi.Authenticate(store, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = identity.Key(r.Context()) }))
 	for _, tc := range []struct {
 		name, header string
 		status       int
@@ -134,7 +137,7 @@ func TestAuthenticate(t *testing.T) {
 
 func TestRequestIDs(t *testing.T) {
 	var inCtx string
-	h := httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inCtx = httpapi.RequestID(r.Context()) }))
+	h := httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inCtx = identity.RequestID(r.Context()) }))
 	seen := map[string]bool{}
 	for range 100 {
 		rec := httptest.NewRecorder()

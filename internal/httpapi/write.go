@@ -5,10 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"time"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
@@ -17,14 +14,6 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// WriteProblem writes an error body for p, with Retry-After when p says when to come back.
-func WriteProblem(w http.ResponseWriter, p *apierr.Problem, body any) {
-	if p.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((p.RetryAfter+time.Second-1)/time.Second)))
-	}
-	WriteJSON(w, p.Status, body)
 }
 
 // SSE writes Server-Sent Events frames, flushing each so it leaves at once.
@@ -95,17 +84,13 @@ func (s *SSE) flush() {
 }
 
 // Fail answers a completion that failed before anything was sent: nothing when the caller has
-// gone, otherwise the error as a Problem in the surface's envelope (with the attempts so far).
-// Unexpected errors are logged; their details never reach the caller.
-func Fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, render Render, err error, attempts []chain.Attempt) {
+// gone, otherwise the error in the surface's envelope (with the attempts so far, which the error
+// carries).
+func Fail(w http.ResponseWriter, r *http.Request, render Render, err error) {
 	if errors.Is(err, chain.ErrCanceled) {
 		return
 	}
-	p := apierr.From(err, attempts)
-	if p.Code == "internal_error" {
-		Logger(log).ErrorContext(r.Context(), "completion failed", "request_id", RequestID(r.Context()), "err", err)
-	}
-	render(w, r, p)
+	render(w, r, err)
 }
 
 // Logger is l, or the default logger when an endpoint was built without one.

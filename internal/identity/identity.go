@@ -37,3 +37,9 @@ func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(keyRequestID).(string)
 	return id
 }
+
+// KeyFinder looks a key up by the SHA-256 of its secret: the one question authentication asks of
+// a key store (or of a cache in front of one).
+type KeyFinder interface {
+	KeyByHash(ctx context.Context, hash string) (*apikey.Key, error)
+}

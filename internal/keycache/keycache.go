@@ -1,5 +1,5 @@
 // Package keycache keeps API key lookups in memory for the life of a warm Lambda (or the local
-// server), so most authenticated requests skip the key store. It decorates any httpapi.KeyFinder.
+// server), so most authenticated requests skip the key store. It decorates any identity.KeyFinder.
 package keycache
 
 import (
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -31,7 +31,7 @@ const (
 
 // Cache is a concurrency-safe, bounded KeyFinder cache with per-hash request coalescing.
 type Cache struct {
-	inner  httpapi.KeyFinder
+	inner  identity.KeyFinder
 	ttl    time.Duration
 	negTTL time.Duration
 	now    func() time.Time
@@ -53,14 +53,14 @@ type foundEntry struct {
 // New caches inner's answers: found keys for ttl, unknown hashes for min(ttl, MaxNegativeTTL).
 // A ttl of zero or less disables caching (every call goes to inner). now is the clock (time.Now
 // outside tests).
-func New(inner httpapi.KeyFinder, ttl time.Duration, now func() time.Time) *Cache {
+func New(inner identity.KeyFinder, ttl time.Duration, now func() time.Time) *Cache {
 	return &Cache{
 		inner: inner, ttl: ttl, negTTL: min(ttl, MaxNegativeTTL), now: now, max: MaxEntries,
 		found: make(map[string]foundEntry), unknown: make(map[string]time.Time),
 	}
 }
 
-// KeyByHash implements httpapi.KeyFinder. Each caller gets its own copy of the key. Errors other
+// KeyByHash implements identity.KeyFinder. Each caller gets its own copy of the key. Errors other
 // than apikey.ErrNotFound are never cached, so a store hiccup does not lock a key out.
 func (c *Cache) KeyByHash(ctx context.Context, hash string) (*apikey.Key, error) {
 	if c.ttl <= 0 {

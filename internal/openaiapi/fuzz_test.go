@@ -12,7 +12,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -65,7 +65,7 @@ func FuzzChatRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ctx, cancel := context.WithTimeout(httpapi.WithKey(context.Background(), key), 3*time.Second)
+		ctx, cancel := context.WithTimeout(identity.WithKey(context.Background(), key), 3*time.Second)
 		defer cancel()
 		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body)))
 		rec := httptest.NewRecorder()

@@ -9,11 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/apierr"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/oaiwire"
 )
 
@@ -40,10 +41,13 @@ type Secureai struct {
 	SMLTPPolicyHash   string        `json:"smltp_policy_hash"`
 }
 
-func secureaiJSON(in *request, served string, report chain.Report) []byte {
-	s := Secureai{ServedModel: served, RequestedModel: in.plan.Targets[0].Model,
-		SMLTPPolicyUsed: in.policy.Name, SMLTPPolicySource: in.policy.Source, SMLTPPolicyHash: in.policy.Hash}
-	if len(in.plan.Targets) > 1 {
+// Surface names this API to completion observers.
+const Surface = "openai"
+
+func secureaiJSON(call *completion.Call, served string, report chain.Report) []byte {
+	s := Secureai{ServedModel: served, RequestedModel: call.Plan.Targets[0].Model,
+		SMLTPPolicyUsed: call.Policy.Name, SMLTPPolicySource: call.Policy.Source, SMLTPPolicyHash: call.Policy.Hash}
+	if len(call.Plan.Targets) > 1 {
 		s.Failover = &report
 	}
 	b, _ := json.Marshal(s)
@@ -52,38 +56,43 @@ func secureaiJSON(in *request, served string, report chain.Report) []byte {
 
 // Chat serves POST /v1/chat/completions.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
-	body, p := httpapi.ReadJSONObject(w, r, h.MaxBody)
-	if p != nil {
-		Render(w, r, p)
-		return
-	}
-	in, err := h.read(httpapi.Key(r.Context()), body)
+	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
 	if err != nil {
-		Render(w, r, apierr.From(err, nil))
+		Render(w, r, err)
 		return
 	}
-	if in.stream {
-		h.stream(w, r, in)
-		return
-	}
-	c, report, err := h.Completions.Complete(r.Context(), in.plan, body)
+	in, err := read(body)
 	if err != nil {
-		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
+		Render(w, r, err)
+		return
+	}
+	call, err := h.Completions.Open(r.Context(), in.in)
+	if err != nil {
+		Render(w, r, err)
+		return
+	}
+	if in.in.Stream {
+		h.stream(w, r, call, in.wantUsage)
+		return
+	}
+	c, report, err := call.Complete(r.Context())
+	if err != nil {
+		httpapi.Fail(w, r, Render, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(in, c.Served, report))
+	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(call, c.Served, report))
 }
 
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *request) {
-	st, report, err := h.Completions.Stream(r.Context(), in.plan, in.body)
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) {
+	st, report, err := call.Stream(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, h.Log, Render, err, report.Attempts)
+		httpapi.Fail(w, r, Render, err)
 		return
 	}
 	defer st.Close()
-	sec := secureaiJSON(in, st.Served, report)
+	sec := secureaiJSON(call, st.Served, report)
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
 	for {
@@ -96,7 +105,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *request) {
 			h.interrupted(r, out, err)
 			return
 		}
-		if c.UsageOnly && !in.wantUsage {
+		if c.UsageOnly && !wantUsage {
 			continue
 		}
 		if out.Begin() != nil {
@@ -111,30 +120,42 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *request) {
 
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
 	in := completion.AsInterruption(err)
-	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", httpapi.RequestID(r.Context()), "code", in.Code, "err", err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", identity.RequestID(r.Context()), "code", in.Code, "err", err)
 	frame, _ := json.Marshal(map[string]any{"error": map[string]any{"message": in.Message, "type": "server_error", "code": in.Code}})
 	_ = out.Data(frame)
 }
 
-// Render writes a Problem in the OpenAI error envelope; the attempts ride along when a chain ran.
-func Render(w http.ResponseWriter, r *http.Request, p *apierr.Problem) {
-	e := map[string]any{"message": p.Message, "type": p.Type, "param": nilIfEmpty(p.Param), "code": nilIfEmpty(p.Code)}
-	if len(p.Attempts) > 0 {
-		e["attempts"] = p.Attempts
-	}
-	httpapi.WriteProblem(w, p, map[string]any{"error": e})
+// types is the OpenAI envelope's error type for each kind; a provider's refusal keeps its own.
+var types = [...]string{
+	fault.Internal: "server_error", fault.InvalidRequest: "invalid_request_error",
+	fault.Unauthenticated: "invalid_request_error", fault.Forbidden: "permission_error",
+	fault.NotFound: "invalid_request_error", fault.MethodNotAllowed: "invalid_request_error",
+	fault.Conflict: "invalid_request_error", fault.Unprocessable: "invalid_request_error",
+	fault.TooLarge: "invalid_request_error", fault.RequestTimeout: "invalid_request_error",
+	fault.RateLimited: "rate_limit_error", fault.QuotaExceeded: "insufficient_quota",
+	fault.ChainExhausted: "server_error", fault.ChainRateLimited: "rate_limit_error",
+	fault.UpstreamRejected: "invalid_request_error", fault.UpstreamAuth: "server_error",
+	fault.ModelUnavailable: "server_error", fault.CircuitOpen: "server_error",
+	fault.Unavailable: "server_error", fault.NotImplemented: "server_error",
 }
 
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
+// Render writes err in the OpenAI error envelope; the attempts ride along when a chain ran.
+func Render(w http.ResponseWriter, r *http.Request, err error) {
+	f := fault.From(err)
+	typ := f.Type
+	if typ == "" && int(f.K) < len(types) {
+		typ = types[f.K]
 	}
-	return s
+	e := map[string]any{"message": f.Message, "type": typ, "param": nilIfEmpty(f.Param), "code": nilIfEmpty(f.Code)}
+	if a := chain.AttemptsOf(err); len(a) > 0 {
+		e["attempts"] = a
+	}
+	httpapi.WriteError(w, r, f, map[string]any{"error": e})
 }
 
 // ListModels serves GET /v1/models: the models this key may use, in the OpenAI list shape.
 func (h *Handler) ListModels(w http.ResponseWriter, r *http.Request) {
-	key := httpapi.Key(r.Context())
+	key := identity.Key(r.Context())
 	type model struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
@@ -148,4 +169,11 @@ func (h *Handler) ListModels(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -33,9 +33,12 @@ func (c Config) HTTPClient() *http.Client {
 	return c.Client
 }
 
+// notConfigured is the error type of a provider with no usable credential.
+const notConfigured = "provider_not_configured"
+
 // NotConfigured is the final error of a provider the gateway cannot call as configured: the
-// operator's problem, so a 500 rather than the caller's 400, and never failed over since every
-// attempt on it would fail alike.
+// operator's problem, so the caller is told the model is unavailable (503) rather than given a
+// 400, and never failed over since every attempt on it would fail alike.
 func NotConfigured(name, problem string, err error) *Error {
-	return &Error{Status: http.StatusInternalServerError, Type: "provider_not_configured", Message: "provider " + name + " " + problem, Err: err}
+	return &Error{Status: http.StatusInternalServerError, Type: notConfigured, Message: "provider " + name + " " + problem, Err: err}
 }

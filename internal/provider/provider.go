@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
 // Request is one attempt's call. Body holds the caller's OpenAI-shaped request bytes exactly as
@@ -102,6 +103,23 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // RetryAfterHint implements chain.RetryHinter.
 func (e *Error) RetryAfterHint() time.Duration { return e.RetryAfter }
+
+// Fault implements fault.Describer: what the caller is told when this error ends a chain. A
+// provider's refusal keeps its status and type; a credential the provider refused or lacks is the
+// operator's problem, never the caller's.
+func (e *Error) Fault() *fault.Error {
+	f := &fault.Error{K: fault.UpstreamRejected, Title: "Provider rejected the request", Message: e.Message,
+		Type: e.Type, Code: e.Code, Param: e.Param, Status: e.Status, Err: e}
+	switch {
+	case e.Type == notConfigured:
+		f.K, f.Title, f.Code = fault.ModelUnavailable, "Model unavailable", "model_unavailable"
+	case e.Status < 400 || e.Status > 499:
+		f.K, f.Title = fault.UpstreamAuth, "Provider credential refused"
+	case f.Type == "":
+		f.Type = "invalid_request_error"
+	}
+	return f
+}
 
 // FailoverReason implements chain.Classified.
 func (e *Error) FailoverReason() chain.Reason { return e.Reason }

@@ -15,7 +15,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
-// KeyStore is what the gateway needs of a key store: httpapi.KeyFinder, gateway.KeyCreator and
+// KeyStore is what the gateway needs of a key store: identity.KeyFinder, gateway.KeyCreator and
 // the admin API's reads and updates.
 type KeyStore interface {
 	CreateKey(ctx context.Context, k *apikey.Key) error

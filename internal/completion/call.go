@@ -1,0 +1,134 @@
+package completion
+
+import (
+	"context"
+	"sync"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/policy"
+	"github.com/secureai-gateway/gateway/internal/provider"
+)
+
+// Input is what a surface hands over once it has validated its own format: the OpenAI-shaped
+// body every attempt translates afresh (chain fields included), and the few fields the gateway
+// itself reads from it.
+type Input struct {
+	Surface string // "openai" or "classic": who answers, for observers
+	Body    []byte
+	Policy  string // smltp_policy as sent; "" when none
+	UserID  string // on-behalf-of user; "" when none
+	Stream  bool
+}
+
+// Call is a completion admitted to run: its caller, its resolved chain and its policy. Run it
+// once, with Complete or Stream.
+type Call struct {
+	Plan   chain.Plan
+	Policy policy.Applied
+	Input  Input
+
+	svc       *Service
+	key       *apikey.Key
+	requestID string
+	once      sync.Once
+}
+
+// Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
+// resolves the SMLTP policy and the chain, and checks every model of the chain before any attempt,
+// so a chain that could not fully run is refused with nothing spent. A refusal is reported to the
+// observer like any other end of a request.
+func (s *Service) Open(ctx context.Context, in Input) (*Call, error) {
+	c := &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx)}
+	err := c.prepare()
+	if err != nil {
+		c.finish(ctx, Outcome{Err: err})
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Call) prepare() error {
+	if c.key == nil {
+		return fault.New(fault.Unauthenticated, "Invalid API key", "no API key").WithCode("invalid_api_key")
+	}
+	if !c.key.MayActFor(c.Input.UserID) {
+		return fault.New(fault.Forbidden, "Access denied", "user_id: only an admin API key may act on behalf of another user").
+			WithCode("on_behalf_of_denied").WithParam("user_id")
+	}
+	var err error
+	if c.Policy, err = policy.Resolve(c.Input.Policy); err != nil {
+		return fault.Invalid("smltp_policy", err.Error())
+	}
+	spec, err := chain.ParseSpec(c.Input.Body)
+	if err != nil {
+		return err
+	}
+	c.Plan, err = c.svc.Prepare(c.key, spec)
+	return err
+}
+
+// Outcome is how a completion ended, told to the observer exactly once per request.
+type Outcome struct {
+	RequestID string
+	Key       *apikey.Key
+	Surface   string
+	Stream    bool
+	Plan      chain.Plan // empty when the request was refused before a chain was resolved
+	Policy    policy.Applied
+	Served    string          // the model that answered; "" when none did
+	Usage     *provider.Usage // as the serving provider reported it; nil when it reported none
+	Report    chain.Report
+	// Err is why the request did not end whole: a refusal, an exhausted chain, an interrupted
+	// stream, or chain.ErrCanceled when the caller went away. nil for a whole answer.
+	Err  error
+	Kind fault.Kind // Err's kind; meaningless when Err is nil
+}
+
+// Failover is one transition of a chain, with who made the request.
+type Failover struct {
+	RequestID string
+	Key       *apikey.Key
+	chain.Transition
+}
+
+// Observer is told what happens to completions: billing, events and audit attach here, so no
+// surface does any of it twice. Both calls must not block.
+type Observer interface {
+	FailedOver(ctx context.Context, f Failover)
+	Finished(ctx context.Context, o Outcome)
+}
+
+func (c *Call) finish(ctx context.Context, o Outcome) {
+	c.once.Do(func() {
+		if c.svc.Observer == nil {
+			return
+		}
+		// Listeners record what happened even when the caller has gone; they keep the caller's
+		// identity, not its cancellation.
+		ctx = context.WithoutCancel(ctx)
+		o.RequestID, o.Key, o.Surface, o.Stream = c.requestID, c.key, c.Input.Surface, c.Input.Stream
+		o.Plan, o.Policy = c.Plan, c.Policy
+		if o.Err != nil {
+			o.Kind = fault.KindOf(o.Err)
+		}
+		c.svc.Observer.Finished(ctx, o)
+	})
+}
+
+// engine is the service's engine with this call's failovers reported to the observer.
+func (c *Call) engine() chain.Engine {
+	e := c.svc.Engine
+	if obs := c.svc.Observer; obs != nil {
+		inner := e.OnFailover
+		e.OnFailover = func(ctx context.Context, t chain.Transition) {
+			if inner != nil {
+				inner(ctx, t)
+			}
+			obs.FailedOver(ctx, Failover{RequestID: c.requestID, Key: c.key, Transition: t})
+		}
+	}
+	return e
+}

@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
+)
+
+// statuses is SPEC section 11: the HTTP status of every kind, the same on every surface.
+var statuses = [...]int{
+	fault.Internal:         http.StatusInternalServerError,
+	fault.InvalidRequest:   http.StatusBadRequest,
+	fault.Unauthenticated:  http.StatusUnauthorized,
+	fault.Forbidden:        http.StatusForbidden,
+	fault.NotFound:         http.StatusNotFound,
+	fault.MethodNotAllowed: http.StatusMethodNotAllowed,
+	fault.Conflict:         http.StatusConflict,
+	fault.Unprocessable:    http.StatusUnprocessableEntity,
+	fault.TooLarge:         http.StatusRequestEntityTooLarge,
+	fault.RequestTimeout:   http.StatusRequestTimeout,
+	fault.RateLimited:      http.StatusTooManyRequests,
+	fault.QuotaExceeded:    http.StatusPaymentRequired,
+	fault.ChainExhausted:   http.StatusBadGateway,
+	fault.ChainRateLimited: http.StatusTooManyRequests,
+	fault.UpstreamRejected: http.StatusBadRequest,
+	fault.UpstreamAuth:     http.StatusBadGateway,
+	fault.ModelUnavailable: http.StatusServiceUnavailable,
+	fault.CircuitOpen:      http.StatusServiceUnavailable,
+	fault.Unavailable:      http.StatusServiceUnavailable,
+	fault.NotImplemented:   http.StatusNotImplemented,
+}
+
+// Status is the HTTP status for e. A provider's own refusal keeps the provider's 4xx.
+func Status(e *fault.Error) int {
+	if e.K == fault.UpstreamRejected && e.Status >= 400 && e.Status < 500 {
+		return e.Status
+	}
+	if int(e.K) < len(statuses) && statuses[e.K] != 0 {
+		return statuses[e.K]
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteError writes body as the error answer for e: its status, Retry-After when e says when to
+// come back, and one log line for a failure on the gateway's side (5xx other than an exhausted
+// chain, which is the providers' failure and already in the answer).
+func WriteError(w http.ResponseWriter, r *http.Request, e *fault.Error, body any) int {
+	status := Status(e)
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if status >= 500 && e.K != fault.ChainExhausted {
+		slog.Default().ErrorContext(r.Context(), "request failed", "request_id", identity.RequestID(r.Context()),
+			"route", r.Method+" "+r.URL.Path, "status", status, "kind", e.K.String(), "err", causeOf(e))
+	}
+	WriteJSON(w, status, body)
+	return status
+}
+
+func causeOf(e *fault.Error) string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
