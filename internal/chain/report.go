@@ -132,4 +132,4 @@ func (e *Stopped) Unwrap() error { return e.Err }
 func (e *Stopped) AttemptsSoFar() []Attempt { return e.Attempts }
 
 // ErrCanceled is returned when the caller went away: nothing is reported to anyone.
-var ErrCanceled = errors.New("chain: the caller canceled the request")
+var ErrCanceled error = fault.New(fault.Canceled, "Canceled", "the caller canceled the request")

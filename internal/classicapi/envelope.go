@@ -97,7 +97,7 @@ var titles = [...]string{
 	fault.ChainExhausted: "All model attempts failed", fault.ChainRateLimited: "All model attempts failed",
 	fault.UpstreamRejected: "Provider rejected the request", fault.UpstreamAuth: "Provider credential refused",
 	fault.ModelUnavailable: "Model unavailable", fault.CircuitOpen: "Circuit open", fault.Unavailable: "Service unavailable",
-	fault.NotImplemented: "Not implemented",
+	fault.NotImplemented: "Not implemented", fault.Interrupted: "Stream interrupted", fault.Canceled: "Canceled",
 }
 
 // Render writes err in the classic error envelope {success:false, error, message, request_id,

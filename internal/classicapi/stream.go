@@ -2,9 +2,11 @@ package classicapi
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -118,6 +120,9 @@ func frame(out *httpapi.SSE, prefix, data []byte) error {
 // interrupted ends a stream that broke after its first token with an error frame and no [DONE],
 // so the caller cannot mistake the truncated answer for a whole one.
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
+	if errors.Is(err, chain.ErrCanceled) {
+		return // the caller went away: nobody to tell, nothing to warn about
+	}
 	in := completion.AsInterruption(err)
 	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", identity.RequestID(r.Context()), "code", in.Code, "err", err)
 	data, _ := json.Marshal(streamError{Error: "Stream interrupted", Message: in.Message, Code: in.Code, RequestID: identity.RequestID(r.Context())})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
@@ -111,9 +112,15 @@ func (st *Stream) Next() (provider.Chunk, error) {
 			st.whole = true
 			return provider.Chunk{}, io.EOF
 		}
-		if errors.Is(context.Cause(st.ctx), chain.ErrStalled) {
+		switch cause := context.Cause(st.ctx); {
+		case errors.Is(cause, chain.ErrStalled):
 			st.err = &Interruption{Code: "stream_stalled", Message: fmt.Sprintf("the provider sent nothing for %s after the stream began", st.stall)}
-		} else {
+		case errors.Is(cause, context.DeadlineExceeded):
+			// The gateway's own deadline, not the provider's fault: say so.
+			st.err = &Interruption{Code: "deadline_exceeded", Message: "the request deadline was reached before the stream ended", Err: err}
+		case errors.Is(cause, context.Canceled):
+			st.err = chain.ErrCanceled // the caller went away
+		default:
 			st.err = interruption(err)
 		}
 		return provider.Chunk{}, st.err
@@ -174,6 +181,11 @@ type Interruption struct {
 
 func (e *Interruption) Error() string { return e.Message }
 func (e *Interruption) Unwrap() error { return e.Err }
+
+// Fault implements fault.Describer.
+func (e *Interruption) Fault() *fault.Error {
+	return fault.New(fault.Interrupted, "Stream interrupted", e.Message).WithCode(e.Code)
+}
 
 // AsInterruption returns the Interruption err carries, or a generic one for any other error.
 func AsInterruption(err error) *Interruption {

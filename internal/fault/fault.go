@@ -37,6 +37,9 @@ const (
 	// UpstreamRejected is a provider's final refusal (4xx other than 429); its status is the
 	// provider's.
 	UpstreamRejected
+	// Interrupted is a stream that broke after its first content token: told to the caller in an
+	// error frame, never as a status.
+	Interrupted
 	// UpstreamAuth is the gateway's own provider credential refused: the operator's problem.
 	UpstreamAuth
 	ModelUnavailable
@@ -44,6 +47,8 @@ const (
 	// Unavailable is a dependency of the gateway (a store) that cannot be reached now.
 	Unavailable
 	NotImplemented
+	// Canceled is a caller that went away: nobody is left to tell, but observers still learn it.
+	Canceled
 	kinds // the number of kinds; keep last
 )
 
@@ -62,9 +67,9 @@ var names = [kinds]string{
 	Conflict: "conflict", Unprocessable: "unprocessable", TooLarge: "too_large",
 	RequestTimeout: "request_timeout", RateLimited: "rate_limited", QuotaExceeded: "quota_exceeded",
 	ChainExhausted: "chain_exhausted", ChainRateLimited: "chain_rate_limited",
-	UpstreamRejected: "upstream_rejected", UpstreamAuth: "upstream_auth",
+	UpstreamRejected: "upstream_rejected", Interrupted: "interrupted", UpstreamAuth: "upstream_auth",
 	ModelUnavailable: "model_unavailable", CircuitOpen: "circuit_open", Unavailable: "unavailable",
-	NotImplemented: "not_implemented",
+	NotImplemented: "not_implemented", Canceled: "canceled",
 }
 
 func (k Kind) String() string {

@@ -50,6 +50,9 @@ type Deps struct {
 	Engine     chain.Engine
 	// Idempotency keeps Idempotency-Key records; nil: requests carrying the header are refused.
 	Idempotency idempotency.Store
+	// Observer hears every failover and how every completion ended (billing, events, audit);
+	// nil: nobody listens.
+	Observer completion.Observer
 }
 
 // Gateway holds the assembled endpoints.
@@ -72,7 +75,7 @@ func New(d Deps) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings}
+	svc := &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings, Observer: d.Observer}
 	return &Gateway{
 		deps:    d,
 		Router:  router,

@@ -32,6 +32,9 @@ var statuses = [...]int{
 	fault.CircuitOpen:      http.StatusServiceUnavailable,
 	fault.Unavailable:      http.StatusServiceUnavailable,
 	fault.NotImplemented:   http.StatusNotImplemented,
+	fault.Interrupted:      http.StatusBadGateway,
+	// Never sent (the caller has gone); nginx's "client closed request", for logs.
+	fault.Canceled: 499,
 }
 
 // Status is the HTTP status for e. A provider's own refusal keeps the provider's 4xx.

@@ -5,6 +5,7 @@ package openaiapi
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -119,6 +120,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 }
 
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
+	if errors.Is(err, chain.ErrCanceled) {
+		return // the caller went away: nobody to tell, nothing to warn about
+	}
 	in := completion.AsInterruption(err)
 	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id", identity.RequestID(r.Context()), "code", in.Code, "err", err)
 	frame, _ := json.Marshal(map[string]any{"error": map[string]any{"message": in.Message, "type": "server_error", "code": in.Code}})
@@ -137,6 +141,7 @@ var types = [...]string{
 	fault.UpstreamRejected: "invalid_request_error", fault.UpstreamAuth: "server_error",
 	fault.ModelUnavailable: "server_error", fault.CircuitOpen: "server_error",
 	fault.Unavailable: "server_error", fault.NotImplemented: "server_error",
+	fault.Interrupted: "server_error", fault.Canceled: "invalid_request_error",
 }
 
 // Render writes err in the OpenAI error envelope; the attempts ride along when a chain ran.

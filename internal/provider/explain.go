@@ -26,7 +26,7 @@ func (e *Error) Explain(name, msg string) *Error {
 // CredentialRejected makes e the final answer for a provider refusing the gateway's own
 // credential: not the caller's fault, and why is nothing the caller may see.
 func (e *Error) CredentialRejected(name string) *Error {
-	e.Reason, e.Status, e.Type = "", http.StatusBadGateway, "upstream_auth_error"
+	e.Reason, e.Status, e.Type = "", http.StatusBadGateway, UpstreamAuthType
 	e.Message = "provider " + name + " rejected the gateway's credential"
 	return e
 }

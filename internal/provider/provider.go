@@ -104,6 +104,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // RetryAfterHint implements chain.RetryHinter.
 func (e *Error) RetryAfterHint() time.Duration { return e.RetryAfter }
 
+// UpstreamAuthType is the error type of a provider that refused the gateway's own credential.
+const UpstreamAuthType = "upstream_auth_error"
+
 // Fault implements fault.Describer: what the caller is told when this error ends a chain. A
 // provider's refusal keeps its status and type; a credential the provider refused or lacks is the
 // operator's problem, never the caller's.
@@ -113,8 +116,12 @@ func (e *Error) Fault() *fault.Error {
 	switch {
 	case e.Type == notConfigured:
 		f.K, f.Title, f.Code = fault.ModelUnavailable, "Model unavailable", "model_unavailable"
-	case e.Status < 400 || e.Status > 499:
+	case e.Type == UpstreamAuthType:
 		f.K, f.Title = fault.UpstreamAuth, "Provider credential refused"
+	case e.Reason != "" || e.Status < 400 || e.Status > 499:
+		// The provider failing rather than refusing: only an attempt's error, which a chain
+		// reports as exhausted.
+		f.K, f.Title, f.Type = fault.ChainExhausted, "Provider failed", "server_error"
 	case f.Type == "":
 		f.Type = "invalid_request_error"
 	}

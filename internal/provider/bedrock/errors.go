@@ -53,7 +53,7 @@ func (a *adapter) classify(err error, model string) error {
 		e.Reason, e.Type = chain.Timeout, "server_error"
 	case "AccessDeniedException":
 		// The gateway's IAM role lacks access to the model: not the caller's fault.
-		e.Status, e.Type = http.StatusBadGateway, "upstream_auth_error"
+		e.Status, e.Type = http.StatusBadGateway, provider.UpstreamAuthType
 		e.Message = "provider " + a.name + " was denied access to model " + model + " (check the IAM policy and the model access settings)"
 	case "ResourceNotFoundException":
 		e.Status, e.Type, e.Code = http.StatusNotFound, "invalid_request_error", "model_not_found"

@@ -1,0 +1,99 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/openaiapi"
+)
+
+// TestEveryKindOnBothSurfaces walks every error kind through the OpenAI and the classic envelope
+// and checks the status against SPEC section 11 and each surface's error shape.
+func TestEveryKindOnBothSurfaces(t *testing.T) {
+	// SPEC 11, plus the statuses the contract names elsewhere (402 quota, 409/422 idempotency,
+	// 413, 501 without an idempotency store).
+	spec := map[fault.Kind]int{
+		fault.Internal: 500, fault.InvalidRequest: 400, fault.Unauthenticated: 401, fault.Forbidden: 403,
+		fault.NotFound: 404, fault.MethodNotAllowed: 405, fault.Conflict: 409, fault.Unprocessable: 422,
+		fault.TooLarge: 413, fault.RequestTimeout: 408, fault.RateLimited: 429, fault.QuotaExceeded: 402,
+		fault.ChainExhausted: 502, fault.ChainRateLimited: 429, fault.UpstreamRejected: 400,
+		fault.Interrupted: 502, fault.UpstreamAuth: 502, fault.ModelUnavailable: 503, fault.CircuitOpen: 503,
+		fault.Unavailable: 503, fault.NotImplemented: 501, fault.Canceled: 499,
+	}
+	attempts := []chain.Attempt{{Model: "a/x", Status: chain.Failed, Reason: chain.ServerError, LatencyMS: 3}}
+	for _, k := range fault.Kinds() {
+		want, ok := spec[k]
+		if !ok {
+			t.Errorf("kind %v has no status in the contract table of this test", k)
+			continue
+		}
+		err := &chain.Stopped{Err: fault.New(k, "", "what went wrong").WithCode("some_code").WithRetryAfter(1500 * time.Millisecond), Attempts: attempts}
+		req := httptest.NewRequest("POST", "/", nil)
+		req = req.WithContext(identity.WithRequestID(req.Context(), "req_1"))
+
+		t.Run("openai/"+k.String(), func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			openaiapi.Render(rec, req, err)
+			var body struct {
+				Error struct {
+					Message  string          `json:"message"`
+					Type     string          `json:"type"`
+					Param    *string         `json:"param"`
+					Code     *string         `json:"code"`
+					Attempts []chain.Attempt `json:"attempts"`
+				} `json:"error"`
+			}
+			check(t, rec, want, &body)
+			if body.Error.Message != "what went wrong" || body.Error.Type == "" || body.Error.Code == nil || *body.Error.Code != "some_code" || len(body.Error.Attempts) != 1 {
+				t.Errorf("OpenAI envelope = %s", rec.Body)
+			}
+		})
+		t.Run("classic/"+k.String(), func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			classicapi.Render(rec, req, err)
+			var body struct {
+				Success   *bool           `json:"success"`
+				Error     string          `json:"error"`
+				Message   string          `json:"message"`
+				RequestID string          `json:"request_id"`
+				Attempts  []chain.Attempt `json:"attempts"`
+			}
+			check(t, rec, want, &body)
+			if body.Success == nil || *body.Success || body.Error == "" || body.Message != "what went wrong" || body.RequestID != "req_1" || len(body.Attempts) != 1 {
+				t.Errorf("classic envelope = %s", rec.Body)
+			}
+		})
+	}
+}
+
+func check(t *testing.T, rec *httptest.ResponseRecorder, status int, body any) {
+	t.Helper()
+	if rec.Code != status {
+		t.Errorf("status %d, want %d", rec.Code, status)
+	}
+	if rec.Header().Get("Retry-After") != "2" {
+		t.Errorf("Retry-After = %q, want 2 (1.5 s rounded up)", rec.Header().Get("Retry-After"))
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), body); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, rec.Body)
+	}
+}
+
+// TestProviderRefusalKeepsItsStatus: a provider's own 4xx reaches the caller as that 4xx.
+func TestProviderRefusalKeepsItsStatus(t *testing.T) {
+	rec := httptest.NewRecorder()
+	openaiapi.Render(rec, httptest.NewRequest("POST", "/", nil), &fault.Error{K: fault.UpstreamRejected, Message: "too long", Status: http.StatusRequestEntityTooLarge})
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("status %d, want the provider's 413", rec.Code)
+	}
+}
