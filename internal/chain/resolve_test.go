@@ -43,6 +43,8 @@ func TestResolve_PrecedenceOrder(t *testing.T) {
 		{"3.1.1 models of one model", `{"models":["x"]}`, nil, []string{"x"}, chain.FromModels},
 		{"3.1.2 model plus fallback_models", `{"model":"a","fallback_models":["b","c"]}`, nil, []string{"a", "b", "c"}, chain.FromFallbacks},
 		{"3.1.2 fallback_models win over key defaults", `{"model":"a","fallback_models":["y"]}`, keyDefs, []string{"a", "y"}, chain.FromFallbacks},
+		{"3.1 fallback_models [] is as if absent", `{"model":"z","fallback_models":[]}`, keyDefs, []string{"z"}, chain.FromSingleModel},
+		{"3.1 fallback_models [] still reaches the key defaults", `{"model":"b","fallback_models":[]}`, keyDefs, []string{"b", "c"}, chain.FromKeyDefaults},
 		{"3.1.3 model in defaults, first position", `{"model":"a"}`, keyDefs, []string{"a", "b", "c"}, chain.FromKeyDefaults},
 		{"3.1.3 model in defaults, middle position", `{"model":"b"}`, keyDefs, []string{"b", "c"}, chain.FromKeyDefaults},
 		{"3.1.3 model in defaults, last position", `{"model":"c"}`, keyDefs, []string{"c"}, chain.FromKeyDefaults},

@@ -3,6 +3,7 @@ package chain
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tidwall/gjson"
 )
@@ -76,6 +77,9 @@ func parseEntries(field string, v gjson.Result) ([]Entry, error) {
 	}
 	items := v.Array()
 	if len(items) == 0 {
+		if field == "fallback_models" {
+			return nil, nil // no fallbacks, as if absent: generic clients send empty arrays
+		}
 		return nil, &InputError{Field: field, Message: "must not be empty"}
 	}
 	out := make([]Entry, 0, len(items))
@@ -99,8 +103,7 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 		return Entry{Model: v.Str}, nil
 	case v.IsObject():
 		var e Entry
-		var err error
-		v.ForEach(func(k, val gjson.Result) bool {
+		err := forEachField(v, field, func(k, val gjson.Result) (err error) {
 			switch k.Str {
 			case "model":
 				if val.Type != gjson.String || val.Str == "" {
@@ -114,7 +117,7 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 			default:
 				err = &InputError{Field: field + "." + k.Str, Message: "unknown field (allowed: model, timeout_ms, first_token_timeout_ms)"}
 			}
-			return err == nil
+			return err
 		})
 		if err == nil && e.Model == "" {
 			err = &InputError{Field: field + ".model", Message: "is required"}
@@ -129,8 +132,7 @@ func parseOptions(v gjson.Result) (Options, error) {
 		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on}"}
 	}
 	var o Options
-	var err error
-	v.ForEach(func(k, val gjson.Result) bool {
+	err := forEachField(v, "redundancy", func(k, val gjson.Result) (err error) {
 		switch k.Str {
 		case "timeout_ms":
 			o.TimeoutMS, err = parseMS("redundancy.timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
@@ -141,9 +143,28 @@ func parseOptions(v gjson.Result) (Options, error) {
 		default:
 			err = &InputError{Field: "redundancy." + k.Str, Message: "unknown field (allowed: timeout_ms, first_token_timeout_ms, on)"}
 		}
-		return err == nil
+		return err
 	})
 	return o, err
+}
+
+// forEachField calls fn for each member of object v until one fails. A member that appears twice
+// is refused: parsers disagree on which copy wins, so the gateway could judge one value while a
+// provider used the other.
+func forEachField(v gjson.Result, field string, fn func(k, val gjson.Result) error) error {
+	var names [8]string
+	seen := names[:0]
+	var err error
+	v.ForEach(func(k, val gjson.Result) bool {
+		if slices.Contains(seen, k.Str) {
+			err = &InputError{Field: field + "." + k.Str, Message: "appears more than once"}
+			return false
+		}
+		seen = append(seen, k.Str)
+		err = fn(k, val)
+		return err == nil
+	})
+	return err
 }
 
 func parseOn(v gjson.Result) ([]Reason, error) {
