@@ -108,7 +108,7 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	if title == "" && int(f.K) < len(titles) {
 		title = titles[f.K]
 	}
-	httpapi.WriteError(w, r, f, problem{Error: title, Message: f.Message, RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)})
+	httpapi.WriteError(w, r, f, problem{Error: title, Message: fault.Clip(f.Message, fault.MaxMessage), RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)})
 }
 
 var _ httpapi.Render = Render

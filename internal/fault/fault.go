@@ -7,6 +7,7 @@ package fault
 import (
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind is what went wrong, as far as the caller is concerned.
@@ -144,4 +145,24 @@ func From(err error) *Error {
 	}
 	return &Error{K: Internal, Title: "Internal error", Code: "internal_error",
 		Message: "the gateway failed unexpectedly; the request id identifies it in the logs", Err: err}
+}
+
+// Limits on what an error quotes back: a message may quote the caller's input (a model name, a
+// field name), and a 1 MB model name must not come back as a 1 MB error.
+const (
+	MaxMessage = 1024
+	MaxParam   = 128
+)
+
+// Clip returns s cut to at most n bytes on a rune boundary, marked when cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…(truncated)"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

@@ -21,6 +21,11 @@ func invalidKey(message string) error {
 // Authenticate admits requests that carry a usable API key as "Authorization: Bearer sk-…".
 func Authenticate(keys identity.KeyFinder, render Render, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header.Values("Authorization")) > 1 {
+			// Proxies and servers disagree on which of two credentials counts.
+			render(w, r, invalidKey("send a single Authorization header"))
+			return
+		}
 		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || secret == "" { // auth schemes are case-insensitive
 			render(w, r, invalidKey("missing API key: send Authorization: Bearer sk-…"))

@@ -26,6 +26,9 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 	case !gjson.ValidBytes(body) || !gjson.Parse(view(body)).IsObject():
 		return nil, fault.Invalid("", "request body must be a JSON object")
 	}
+	if err := checkText(body); err != nil {
+		return nil, err
+	}
 	if dup := duplicateKey(body); dup != "" {
 		return nil, fault.Invalid(dup, fmt.Sprintf("field %q appears more than once", dup))
 	}

@@ -61,6 +61,13 @@ func TestReadJSONObject(t *testing.T) {
 		{"invalid", `{"a":`, 400, ""},
 		{"empty", ``, 400, ""},
 		{"duplicate-field", `{"model":"a","model":"b"}`, 400, "model"},
+		{"invalid-utf8-in-a-string", "{\"messages\":[{\"content\":\"a\xff\"}]}", 400, "messages[0].content"},
+		{"lone-high-surrogate", `{"messages":[{"content":"a\ud800b"}]}`, 400, "messages[0].content"},
+		{"lone-low-surrogate", `{"x":"\udc00"}`, 400, "x"},
+		{"high-surrogate-at-end", `{"x":"a\uD83D"}`, 400, "x"},
+		{"surrogate-in-a-key", `{"\ud800":1}`, 400, "<key>"},
+		{"paired-surrogates-are-text", `{"x":"\ud83d\ude00"}`, 0, ""},
+		{"escaped-backslash-then-u", `{"x":"\\ud800"}`, 0, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +139,21 @@ func TestAuthenticate(t *testing.T) {
 				t.Errorf("key in context: %+v", seen)
 			}
 		})
+	}
+}
+
+func TestAuthenticateRefusesTwoCredentials(t *testing.T) {
+	secret := apikey.NewSecret()
+	hash, _ := apikey.Hash(secret)
+	render := func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(httpapi.Status(fault.From(err))) }
+	h := httpapi.Authenticate(keys{hash: {ID: "k1"}}, render, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	req := httptest.NewRequest("POST", "/", nil)
+	req.Header.Add("Authorization", "Bearer "+secret)
+	req.Header.Add("Authorization", "Bearer "+apikey.NewSecret())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("two Authorization headers: status %d, want 401", rec.Code)
 	}
 }
 

@@ -151,7 +151,8 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	if typ == "" && int(f.K) < len(types) {
 		typ = types[f.K]
 	}
-	e := map[string]any{"message": f.Message, "type": typ, "param": nilIfEmpty(f.Param), "code": nilIfEmpty(f.Code)}
+	e := map[string]any{"message": fault.Clip(f.Message, fault.MaxMessage), "type": typ,
+		"param": nilIfEmpty(fault.Clip(f.Param, fault.MaxParam)), "code": nilIfEmpty(f.Code)}
 	if a := chain.AttemptsOf(err); len(a) > 0 {
 		e["attempts"] = a
 	}
