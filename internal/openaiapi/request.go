@@ -51,28 +51,6 @@ func read(body []byte) (*request, error) {
 	return in, nil
 }
 
-// checkMessages wants a non-empty array of objects, each with a string role, without building a
-// slice of them.
-func checkMessages(m gjson.Result) error {
-	if !m.IsArray() {
-		return fault.Invalid("messages", "messages is required: a non-empty array of chat messages")
-	}
-	var p error
-	n := 0
-	m.ForEach(func(_, msg gjson.Result) bool {
-		if !msg.IsObject() || msg.Get("role").Type != gjson.String {
-			p = fault.Invalid(fmt.Sprintf("messages[%d]", n), fmt.Sprintf("messages[%d] must be an object with a string role", n))
-			return false
-		}
-		n++
-		return true
-	})
-	if p == nil && n == 0 {
-		p = fault.Invalid("messages", "messages is required: a non-empty array of chat messages")
-	}
-	return p
-}
-
 // checkNumber checks an optional numeric sampling or length field the gateway's translators rely on.
 func checkNumber(v gjson.Result, field string, lo, hi float64, integer bool) error {
 	if !v.Exists() || v.Type == gjson.Null {
