@@ -145,7 +145,9 @@ func TestAuthenticate(t *testing.T) {
 func TestAuthenticateRefusesTwoCredentials(t *testing.T) {
 	secret := apikey.NewSecret()
 	hash, _ := apikey.Hash(secret)
-	render := func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(httpapi.Status(fault.From(err))) }
+	render := func(w http.ResponseWriter, r *http.Request, err error) {
+		w.WriteHeader(httpapi.Status(fault.From(err)))
+	}
 	h := httpapi.Authenticate(keys{hash: {ID: "k1"}}, render, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	req := httptest.NewRequest("POST", "/", nil)
 	req.Header.Add("Authorization", "Bearer "+secret)
