@@ -13,8 +13,11 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
-	"github.com/secureai-gateway/gateway/internal/identity"
 )
+
+// route names this endpoint in request hashes, so a key used here and on another route with the
+// same body is not mistaken for a repeat.
+const route = "POST /chat/completions"
 
 // Surface names this API to completion observers.
 const Surface = "classic"
@@ -40,7 +43,7 @@ type answer struct {
 
 // Chat serves POST /chat/completions.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
-	idemKey, err := idempotencyKey(r)
+	idemKey, err := httpapi.IdempotencyKey(r)
 	if err != nil {
 		Render(w, r, err)
 		return
@@ -68,7 +71,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		h.serve(w, r, a)
 		return
 	}
-	h.idempotent(w, r, identity.Key(r.Context()).ID, idemKey, body, a)
+	httpapi.Idempotent(w, r, h.Idempotency, Render, route, idemKey, body, func(w http.ResponseWriter) bool { return h.serve(w, r, a) })
 }
 
 // serve answers a and reports whether the answer is whole and worth replaying to a repeat.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
 const slowBody = `{"model":"fake/slow-first-token","index":"Zero-Knowledge","prompt":"hi"}`
@@ -38,7 +38,7 @@ func TestIdempotentConcurrent(t *testing.T) {
 				if !bytes.Equal(r.body, res[0].body) {
 					t.Errorf("response %d differs:\n%s\n%s", i, r.body, res[0].body)
 				}
-				if r.header.Get(classicapi.ReplayedHeader) == "true" {
+				if r.header.Get(httpapi.ReplayedHeader) == "true" {
 					replayed++
 				}
 				if r.header.Get("Content-Type") != res[0].header.Get("Content-Type") {
@@ -98,7 +98,7 @@ func TestIdempotentFailuresAreNotRecorded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 2 {
-				if r := e.post(t, e.user, tc.body, "Idempotency-Key", strings.ReplaceAll(tc.name, " ", "-")); r.header.Get(classicapi.ReplayedHeader) != "" {
+				if r := e.post(t, e.user, tc.body, "Idempotency-Key", strings.ReplaceAll(tc.name, " ", "-")); r.header.Get(httpapi.ReplayedHeader) != "" {
 					t.Errorf("a failure was replayed: %s", r.body)
 				}
 			}

@@ -22,8 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
 
@@ -425,12 +425,12 @@ func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event [
 		t.Fatal(err)
 	}
 	first := invoke(t, b)
-	if first.status != http.StatusOK || first.header.Get(classicapi.ReplayedHeader) != "" {
-		t.Fatalf("first request: status %d, %s %q", first.status, classicapi.ReplayedHeader, first.header.Get(classicapi.ReplayedHeader))
+	if first.status != http.StatusOK || first.header.Get(httpapi.ReplayedHeader) != "" {
+		t.Fatalf("first request: status %d, %s %q", first.status, httpapi.ReplayedHeader, first.header.Get(httpapi.ReplayedHeader))
 	}
 	again := invoke(t, b)
-	if again.status != http.StatusOK || again.header.Get(classicapi.ReplayedHeader) != "true" {
-		t.Fatalf("repeat: status %d, %s %q; want 200 and a replay", again.status, classicapi.ReplayedHeader, again.header.Get(classicapi.ReplayedHeader))
+	if again.status != http.StatusOK || again.header.Get(httpapi.ReplayedHeader) != "true" {
+		t.Fatalf("repeat: status %d, %s %q; want 200 and a replay", again.status, httpapi.ReplayedHeader, again.header.Get(httpapi.ReplayedHeader))
 	}
 	if !bytes.Equal(again.body, first.body) || again.header.Get("Content-Type") != first.header.Get("Content-Type") {
 		t.Errorf("replayed %q (%s), want the first answer %q (%s)", again.body, again.header.Get("Content-Type"),

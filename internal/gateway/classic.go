@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/classicapi"
-	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 )
 
@@ -13,16 +12,16 @@ import (
 // idempotency claim must outlast it, or a repeat could take over a request still running.
 const lambdaMaxDuration = 15 * time.Minute
 
-func newClassic(svc *completion.Service, d Deps) *classicapi.Handler {
-	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
-	if d.Idempotency != nil {
-		lease := lambdaMaxDuration + time.Minute
-		if d.Budget > 0 {
-			lease = d.Budget + time.Minute
-		}
-		h.Idempotency = &idempotency.Guard{Store: d.Idempotency, TTL: idempotency.TTL, Lease: lease}
+// newGuard runs Idempotency-Key requests of both chat surfaces; nil without a store.
+func newGuard(d Deps) *idempotency.Guard {
+	if d.Idempotency == nil {
+		return nil
 	}
-	return h
+	lease := lambdaMaxDuration + time.Minute
+	if d.Budget > 0 {
+		lease = d.Budget + time.Minute
+	}
+	return &idempotency.Guard{Store: d.Idempotency, TTL: idempotency.TTL, Lease: lease}
 }
 
 // ClassicChat serves POST /chat/completions.

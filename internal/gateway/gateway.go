@@ -75,12 +75,13 @@ func New(d Deps) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	guard := newGuard(d)
 	svc := &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings, Observer: d.Observer}
 	return &Gateway{
 		deps:    d,
 		Router:  router,
-		openai:  &openaiapi.Handler{Completions: svc, Models: router, MaxBody: d.MaxBody, Log: d.Log},
-		classic: newClassic(svc, d),
+		openai:  &openaiapi.Handler{Completions: svc, Models: router, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard},
+		classic: &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard},
 	}, nil
 }
 

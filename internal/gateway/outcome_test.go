@@ -18,6 +18,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 )
 
@@ -72,7 +73,8 @@ func newOutcomeEnv(t *testing.T) *outcomeEnv {
 	}
 	obs := &recorder{done: make(chan struct{}, 16)}
 	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: store,
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Observer: obs})
+		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Observer: obs,
+		Idempotency: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,5 +176,51 @@ func TestOutcomeExactlyOnce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOpenAIIdempotencyKey: /v1/chat/completions honours Idempotency-Key as the classic endpoint
+// does — a repeat is the first answer byte for byte, not run (nor billed) again; the same key
+// with another body is a 422 in the OpenAI envelope.
+func TestOpenAIIdempotencyKey(t *testing.T) {
+	e := newOutcomeEnv(t)
+	post := func(body, key string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", e.url+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+e.secret)
+		req.Header.Set("Idempotency-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	for _, stream := range []bool{false, true} {
+		key := "order-" + map[bool]string{false: "plain", true: "stream"}[stream]
+		body := `{"models":["fake/error-500","fake/ok"],"messages":[{"role":"user","content":"hi"}]`
+		if stream {
+			body += `,"stream":true`
+		}
+		body += "}"
+		first, a := post(body, key)
+		<-e.obs.done
+		again, b := post(body, key)
+		if first.StatusCode != 200 || again.StatusCode != 200 || a != b {
+			t.Fatalf("stream=%v: first %d, repeat %d; bodies equal %v", stream, first.StatusCode, again.StatusCode, a == b)
+		}
+		if first.Header.Get(httpapi.ReplayedHeader) != "" || again.Header.Get(httpapi.ReplayedHeader) != "true" {
+			t.Errorf("stream=%v: replay header first %q, repeat %q", stream, first.Header.Get(httpapi.ReplayedHeader), again.Header.Get(httpapi.ReplayedHeader))
+		}
+		other, c := post(strings.Replace(body, `"hi"`, `"bye"`, 1), key)
+		if other.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(c, `"code":"idempotency_key_reused"`) || !strings.Contains(c, `"type":"invalid_request_error"`) {
+			t.Errorf("stream=%v: reused key with another body: %d %s", stream, other.StatusCode, c)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	if len(e.obs.outcomes) != 2 {
+		t.Errorf("%d completions ran, want 2 (replays run nothing)", len(e.obs.outcomes))
 	}
 }

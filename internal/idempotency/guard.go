@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
 // TTL is how long a finished result is replayed.
@@ -31,14 +33,24 @@ type Guard struct {
 type MismatchError struct{ Key string }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("Idempotency-Key %q was already used for a different request; use a new key for a new request", e.Key)
+	return fmt.Sprintf("Idempotency-Key %q was already used for a different request; use a new key for a new request", fault.Clip(e.Key, 64))
+}
+
+// Fault implements fault.Describer: 422, as in the IETF Idempotency-Key draft.
+func (e *MismatchError) Fault() *fault.Error {
+	return fault.New(fault.Unprocessable, "Idempotency key reused", e.Error()).WithCode("idempotency_key_reused")
 }
 
 // InProgressError is a repeat that gave up waiting for the first request to finish.
 type InProgressError struct{ Key string }
 
 func (e *InProgressError) Error() string {
-	return fmt.Sprintf("a request with Idempotency-Key %q is still in progress; retry later", e.Key)
+	return fmt.Sprintf("a request with Idempotency-Key %q is still in progress; retry later", fault.Clip(e.Key, 64))
+}
+
+// Fault implements fault.Describer: 409, with a hint to come back soon.
+func (e *InProgressError) Fault() *fault.Error {
+	return fault.New(fault.Conflict, "Request in progress", e.Error()).WithCode("idempotency_in_progress").WithRetryAfter(time.Second)
 }
 
 // RequestHash identifies a request: its route and exact body bytes.

@@ -15,6 +15,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/oaiwire"
 )
@@ -27,6 +28,9 @@ type ModelLister interface {
 // Handler serves the surface.
 type Handler struct {
 	Completions *completion.Service
+	// Idempotency runs Idempotency-Key requests at most once (OpenAI's own API accepts the
+	// header); nil refuses such requests rather than risk running a repeat twice.
+	Idempotency *idempotency.Guard
 	Models      ModelLister
 	MaxBody     int64
 	Log         *slog.Logger
@@ -55,8 +59,16 @@ func secureaiJSON(call *completion.Call, served string, report chain.Report) []b
 	return b
 }
 
+// route names this endpoint in idempotency request hashes.
+const route = "POST /v1/chat/completions"
+
 // Chat serves POST /v1/chat/completions.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
+	idemKey, err := httpapi.IdempotencyKey(r)
+	if err != nil {
+		Render(w, r, err)
+		return
+	}
 	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
 	if err != nil {
 		Render(w, r, err)
@@ -72,25 +84,37 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		Render(w, r, err)
 		return
 	}
-	if in.in.Stream {
-		h.stream(w, r, call, in.wantUsage)
+	serve := func(w http.ResponseWriter) bool { return h.serve(w, r, call, in.wantUsage) }
+	if idemKey == "" {
+		serve(w)
 		return
+	}
+	httpapi.Idempotent(w, r, h.Idempotency, Render, route, idemKey, body, serve)
+}
+
+// serve answers call and reports whether the answer went out whole.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) bool {
+	if call.Input.Stream {
+		return h.stream(w, r, call, wantUsage)
 	}
 	c, report, err := call.Complete(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, Render, err)
-		return
+		return false
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(call, c.Served, report))
+	// Served is served: even if the caller left before reading, the answer is recorded so a
+	// retry gets it back instead of running (and billing) again.
+	return true
 }
 
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) bool {
 	st, report, err := call.Stream(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, Render, err)
-		return
+		return false
 	}
 	defer st.Close()
 	sec := secureaiJSON(call, st.Served, report)
@@ -99,21 +123,20 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	for {
 		c, err := st.Next()
 		if err == io.EOF {
-			_ = out.Done()
-			return
+			return out.Done() == nil
 		}
 		if err != nil {
 			h.interrupted(r, out, err)
-			return
+			return false
 		}
 		if c.UsageOnly && !wantUsage {
 			continue
 		}
 		if out.Begin() != nil {
-			return
+			return false
 		}
 		if oaiwire.WriteObject(out.Writer(), c.Data, st.Served, "secureai", sec) != nil || out.End() != nil {
-			return // the caller went away; Close cancels the upstream call
+			return false // the caller went away; Close cancels the upstream call
 		}
 		sec = nil // the report rides on the first chunk only
 	}

@@ -1,27 +1,22 @@
-package classicapi
+package httpapi
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
-// route names this endpoint in request hashes, so a key used here and on another route with the
-// same body is not mistaken for a repeat.
-const route = "POST /chat/completions"
-
 // ReplayedHeader marks an answer replayed from an idempotency record.
 const ReplayedHeader = "Idempotent-Replayed"
 
-// idempotencyKey reads the Idempotency-Key header; "" when the request has none.
-func idempotencyKey(r *http.Request) (string, error) {
+// IdempotencyKey reads the Idempotency-Key header; "" when the request has none.
+func IdempotencyKey(r *http.Request) (string, error) {
 	vals := r.Header.Values("Idempotency-Key")
 	switch {
 	case len(vals) == 0:
@@ -35,31 +30,24 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return vals[0], nil
 }
 
-// idempotent serves a at most once per (API key, Idempotency-Key). Only a whole success is
-// recorded: an error (validation never gets here; a 5xx, an exhausted chain, a provider refusal)
-// or a stream that broke off releases the key, so the caller's retry runs afresh — nothing was
-// billed, and a transient failure must not be replayed for 24 hours. A stream is recorded as the
-// exact SSE frames sent and replayed as such.
-func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key string, body []byte, a *answer) {
-	if h.Idempotency == nil {
-		Render(w, r, fault.New(fault.NotImplemented, "Idempotency unavailable",
+// Idempotent runs serve at most once per (API key, Idempotency-Key) of route. Only a whole
+// success is recorded: an error (validation never gets here; a 5xx, an exhausted chain, a
+// provider refusal) or a stream that broke off releases the key, so the caller's retry runs
+// afresh — nothing was billed, and a transient failure must not be replayed for 24 hours. A
+// stream is recorded as the exact SSE frames sent and replayed as such. serve reports whether its
+// answer went out whole. A nil guard refuses the request rather than risk running (and billing) a
+// repeat twice.
+func Idempotent(w http.ResponseWriter, r *http.Request, guard *idempotency.Guard, render Render, route, key string, body []byte, serve func(http.ResponseWriter) bool) {
+	if guard == nil {
+		render(w, r, fault.New(fault.NotImplemented, "Idempotency unavailable",
 			"this deployment has no idempotency store; resend without Idempotency-Key").WithCode("idempotency_unavailable"))
 		return
 	}
-	ticket, rec, err := h.Idempotency.Begin(r.Context(), scope, key, idempotency.RequestHash(route, body))
-	var (
-		mismatch   *idempotency.MismatchError
-		inProgress *idempotency.InProgressError
-	)
+	scope := identity.Key(r.Context()).ID
+	ticket, rec, err := guard.Begin(r.Context(), scope, key, idempotency.RequestHash(route, body))
 	switch {
-	case errors.As(err, &mismatch):
-		Render(w, r, fault.New(fault.Unprocessable, "Idempotency key reused", mismatch.Error()).WithCode("idempotency_key_reused"))
-		return
-	case errors.As(err, &inProgress):
-		Render(w, r, fault.New(fault.Conflict, "Request in progress", inProgress.Error()).WithCode("idempotency_in_progress"))
-		return
 	case err != nil:
-		Render(w, r, fmt.Errorf("idempotency claim: %w", err))
+		render(w, r, err)
 		return
 	case rec != nil:
 		replay(w, rec)
@@ -75,16 +63,16 @@ func (h *Handler) idempotent(w http.ResponseWriter, r *http.Request, scope, key 
 		// Also on a panic: a held key would otherwise block retries until its lease runs out.
 		if !recorded {
 			if err := ticket.Release(storeCtx); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
-				httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency release failed", "request_id", identity.RequestID(r.Context()), "err", err)
+				slog.ErrorContext(r.Context(), "idempotency release failed", "request_id", identity.RequestID(r.Context()), "err", err)
 			}
 		}
 	}()
-	if !h.serve(rw, r, a) || rw.status/100 != 2 {
+	if !serve(rw) || rw.status/100 != 2 {
 		return
 	}
 	if err := ticket.Complete(storeCtx, rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
 		// Not recorded: release the key so a retry runs again instead of waiting out the lease.
-		httpapi.Logger(h.Log).ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", identity.RequestID(r.Context()), "err", err)
+		slog.ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", identity.RequestID(r.Context()), "err", err)
 		return
 	}
 	recorded = true
