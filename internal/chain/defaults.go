@@ -3,6 +3,8 @@ package chain
 import (
 	"fmt"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // Defaults is an API key's admin-set failover configuration (`failoverDefaults`).
@@ -11,12 +13,18 @@ type Defaults struct {
 	TimeoutMS           int      `json:"timeout_ms,omitempty"`
 	FirstTokenTimeoutMS int      `json:"first_token_timeout_ms,omitempty"`
 	On                  []Reason `json:"on"` // nil: not set; empty: never fail over
+	// The opt-in extensions (SPEC 3.5a); nil or "" when not set.
+	Retry         *RetryOptions `json:"retry,omitempty"`
+	OnInterrupt   Interrupt     `json:"on_interrupt,omitempty"`
+	SkipUnhealthy *bool         `json:"skip_unhealthy,omitempty"`
 }
 
 // Settings are the project-wide values used when neither the request nor the key sets one.
 type Settings struct {
 	Timeout           time.Duration
 	FirstTokenTimeout time.Duration
+	// SkipUnhealthy is the deployment's default for skip_unhealthy.
+	SkipUnhealthy bool
 }
 
 // ProjectSettings are the documented defaults: long enough for a large non-streamed completion,
@@ -53,6 +61,14 @@ func NormalizeDefaults(d Defaults) (Defaults, error) {
 		}
 		out.On = t.List()
 	}
+	out.Retry = normalizeRetry(d.Retry)
+	if d.OnInterrupt != "" {
+		if _, err := parseInterrupt("failoverDefaults.on_interrupt", gjson.Result{Type: gjson.String, Str: string(d.OnInterrupt)}); err != nil {
+			return Defaults{}, err
+		}
+		out.OnInterrupt = d.OnInterrupt
+	}
+	out.SkipUnhealthy = d.SkipUnhealthy
 	return out, nil
 }
 

@@ -85,7 +85,7 @@ func TestNormalizeDefaults_FeedsResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []chain.Target{{"b", ms(300000), ms(500)}, {"c", ms(300000), ms(500)}}
+	want := []chain.Target{{Model: "b", Timeout: ms(300000), FirstTokenTimeout: ms(500)}, {Model: "c", Timeout: ms(300000), FirstTokenTimeout: ms(500)}}
 	if !reflect.DeepEqual(p.Targets, want) || p.Source != chain.FromKeyDefaults || p.On != chain.AllTriggers {
 		t.Fatalf("plan = %+v, want targets %v from key defaults with all triggers", p, want)
 	}

@@ -10,7 +10,8 @@ import (
 	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
-// Reason classifies a failed attempt. Only these four ever trigger failover.
+// Reason classifies a failed attempt. The first four are the seed's failover triggers;
+// ContextLength triggers failover only when a request names it in `on`.
 type Reason string
 
 const (
@@ -18,10 +19,13 @@ const (
 	ServerError     Reason = "server_error"
 	RateLimit       Reason = "rate_limit"
 	Timeout         Reason = "timeout"
+	// ContextLength is a provider refusing a request too long for the model. It is final unless
+	// `on` names it, and then fails over only to models with a larger context window.
+	ContextLength Reason = "context_length"
 )
 
 // Reasons lists every failover reason in a stable order.
-var Reasons = [...]Reason{ConnectionError, ServerError, RateLimit, Timeout}
+var Reasons = [...]Reason{ConnectionError, ServerError, RateLimit, Timeout, ContextLength}
 
 func (r Reason) bit() Triggers {
 	for i, known := range Reasons {
@@ -35,8 +39,8 @@ func (r Reason) bit() Triggers {
 // Triggers is the set of reasons that may fail over (the request's `on`).
 type Triggers uint8
 
-// AllTriggers is the default `on`: every reason fails over.
-const AllTriggers Triggers = 1<<len(Reasons) - 1
+// AllTriggers is the default `on`: the seed's four reasons (context_length is opt-in).
+const AllTriggers Triggers = 1<<4 - 1
 
 // Has reports whether r is in the set.
 func (t Triggers) Has(r Reason) bool { b := r.bit(); return b != 0 && t&b != 0 }
@@ -58,7 +62,7 @@ func ParseTriggers(field string, names []string) (Triggers, error) {
 	for _, n := range names {
 		b := Reason(n).bit()
 		if b == 0 {
-			return 0, &InputError{Field: field, Message: fmt.Sprintf("unknown failover trigger %q (allowed: connection_error, server_error, rate_limit, timeout)", n)}
+			return 0, &InputError{Field: field, Message: fmt.Sprintf("unknown failover trigger %q (allowed: connection_error, server_error, rate_limit, timeout, context_length)", fault.Clip(n, 64))}
 		}
 		t |= b
 	}

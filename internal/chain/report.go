@@ -14,7 +14,15 @@ type Status string
 const (
 	Served Status = "served"
 	Failed Status = "failed"
+	// Skipped is a model passed over without an attempt (unhealthy, or a context window too
+	// small after a context-length refusal).
+	Skipped Status = "skipped"
+	// Resumed is a model that continued a stream another model had begun (on_interrupt: resume).
+	Resumed Status = "resumed"
 )
+
+// Unhealthy is the reason recorded for a model skipped while it cools down (skip_unhealthy).
+const Unhealthy Reason = "unhealthy"
 
 // Rejected is the reason recorded for an attempt that failed for a cause that never fails over:
 // the provider refused the request itself (4xx other than 429) or the gateway blocked it.
@@ -26,6 +34,11 @@ type Attempt struct {
 	Status    Status `json:"status"`
 	Reason    Reason `json:"reason,omitempty"`
 	LatencyMS int64  `json:"latency_ms"`
+	// Retry numbers a same-model retry (retry: attempts); 0 for a model's first attempt.
+	Retry int `json:"retry,omitempty"`
+	// CharsDelivered, on a resumed stream's line, is how much text the caller had received when
+	// the interrupted model broke off.
+	CharsDelivered int `json:"chars_delivered,omitempty"`
 }
 
 // Report is the failover report of a multi-model chain.
@@ -63,15 +76,17 @@ type RetryHinter interface {
 // RateLimitedOnly reports whether every failure was a rate limit: the caller then gets a 429
 // (their own pacing can help), otherwise a 502.
 func (e *Exhausted) RateLimitedOnly() bool {
-	if len(e.Attempts) == 0 {
-		return false
-	}
+	failed := 0
 	for _, a := range e.Attempts {
+		if a.Status != Failed {
+			continue // a skipped model made no attempt
+		}
+		failed++
 		if a.Reason != RateLimit {
 			return false
 		}
 	}
-	return true
+	return failed > 0
 }
 
 // Fault implements fault.Describer.
@@ -87,11 +102,17 @@ func (e *Exhausted) Fault() *fault.Error {
 func (e *Exhausted) AttemptsSoFar() []Attempt { return e.Attempts }
 
 func (e *Exhausted) Error() string {
-	if len(e.Attempts) == 0 {
+	var last Attempt
+	failed := 0
+	for _, a := range e.Attempts {
+		if a.Status == Failed {
+			last, failed = a, failed+1
+		}
+	}
+	if failed == 0 {
 		return "No model attempt could be made: the request deadline left no time for one"
 	}
-	last := e.Attempts[len(e.Attempts)-1]
-	msg := fmt.Sprintf("All %d model attempt(s) failed (last: %s — %s)", len(e.Attempts), last.Model, last.Reason)
+	msg := fmt.Sprintf("All %d model attempt(s) failed (last: %s — %s)", failed, last.Model, last.Reason)
 	switch e.Cause {
 	case NotTriggered:
 		msg += fmt.Sprintf("; %s does not trigger failover for this request", last.Reason)

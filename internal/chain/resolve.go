@@ -20,13 +20,19 @@ type Target struct {
 	Model             string
 	Timeout           time.Duration
 	FirstTokenTimeout time.Duration
+	// ContextWindow is the model's catalog context window (0: unknown); a context_length
+	// failover goes only to a larger one.
+	ContextWindow int
 }
 
 // Plan is a resolved chain.
 type Plan struct {
-	Targets []Target
-	On      Triggers
-	Source  Source
+	Targets       []Target
+	On            Triggers
+	Source        Source
+	Retry         Retry
+	OnInterrupt   Interrupt
+	SkipUnhealthy bool
 }
 
 // Models lists the chain's model names in order.
@@ -100,6 +106,22 @@ func Resolve(s Spec, keyDefaults *Defaults, project Settings) (Plan, error) {
 		p.Targets[i] = Target{Model: e.Model, Timeout: t.Timeout, FirstTokenTimeout: t.FirstTokenTimeout}
 	}
 	return p, nil
+}
+
+// overlay sets the chain-wide options that are set (a request's over a key's defaults).
+func (p *Plan) overlay(on []Reason, retry *RetryOptions, interrupt Interrupt, skip *bool) {
+	if on != nil {
+		p.On = triggersOf(on)
+	}
+	if retry != nil {
+		p.Retry = retry.resolve()
+	}
+	if interrupt != "" {
+		p.OnInterrupt = interrupt
+	}
+	if skip != nil {
+		p.SkipUnhealthy = *skip
+	}
 }
 
 func overlay(s Settings, timeoutMS, firstTokenMS int) Settings {

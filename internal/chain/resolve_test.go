@@ -96,15 +96,15 @@ func TestResolve_DuplicatesCollapse(t *testing.T) {
 		targets []chain.Target
 	}{
 		{"3.1 duplicates collapse before counting (4 entries, 3 distinct)", `{"models":["a","b","a","c"]}`,
-			[]chain.Target{{"a", ms(61000), ms(16000)}, {"b", ms(61000), ms(16000)}, {"c", ms(61000), ms(16000)}}},
+			[]chain.Target{{Model: "a", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "b", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "c", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}}},
 		{"3.1 first occurrence keeps its place", `{"models":["b","a","b"]}`,
-			[]chain.Target{{"b", ms(61000), ms(16000)}, {"a", ms(61000), ms(16000)}}},
+			[]chain.Target{{Model: "b", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "a", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}}},
 		{"3.1 first occurrence keeps its timeouts", `{"models":[{"model":"a","timeout_ms":2000},"b",{"model":"a","timeout_ms":9000,"first_token_timeout_ms":900}]}`,
-			[]chain.Target{{"a", ms(2000), ms(16000)}, {"b", ms(61000), ms(16000)}}},
+			[]chain.Target{{Model: "a", Timeout: ms(2000), FirstTokenTimeout: ms(16000)}, {Model: "b", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}}},
 		{"3.1 bare first occurrence keeps chain-wide timeouts", `{"models":["a",{"model":"a","timeout_ms":9000}]}`,
-			[]chain.Target{{"a", ms(61000), ms(16000)}}},
+			[]chain.Target{{Model: "a", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}}},
 		{"3.1 fallback repeating model collapses", `{"model":"a","fallback_models":["a","b","a","c"]}`,
-			[]chain.Target{{"a", ms(61000), ms(16000)}, {"b", ms(61000), ms(16000)}, {"c", ms(61000), ms(16000)}}},
+			[]chain.Target{{Model: "a", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "b", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "c", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}}},
 		{"3.1 key defaults with duplicates collapse", `{"model":"a"}`, nil},
 	}
 	for _, tc := range tests {
@@ -113,7 +113,7 @@ func TestResolve_DuplicatesCollapse(t *testing.T) {
 			want := tc.targets
 			if want == nil { // un-normalized key defaults
 				defs = &chain.Defaults{Models: []string{"a", "b", "a", "c", "b"}}
-				want = []chain.Target{{"a", ms(61000), ms(16000)}, {"b", ms(61000), ms(16000)}, {"c", ms(61000), ms(16000)}}
+				want = []chain.Target{{Model: "a", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "b", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}, {Model: "c", Timeout: ms(61000), FirstTokenTimeout: ms(16000)}}
 			}
 			p, err := chain.Resolve(mustParse(t, tc.body), defs, project)
 			if err != nil {
@@ -178,7 +178,7 @@ func TestResolve_EntryTimeoutsApplyToThatAttemptOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []chain.Target{{"a", ms(30000), ms(16000)}, {"b", ms(2000), ms(16000)}, {"c", ms(30000), ms(16000)}}
+	want := []chain.Target{{Model: "a", Timeout: ms(30000), FirstTokenTimeout: ms(16000)}, {Model: "b", Timeout: ms(2000), FirstTokenTimeout: ms(16000)}, {Model: "c", Timeout: ms(30000), FirstTokenTimeout: ms(16000)}}
 	if !reflect.DeepEqual(p.Targets, want) {
 		t.Fatalf("Targets = %v, want %v", p.Targets, want)
 	}

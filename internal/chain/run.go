@@ -16,6 +16,8 @@ type Engine struct {
 	// Trace, when set, wraps each attempt for tracing: it returns the context the attempt runs
 	// under and a function told the attempt's report line when it ends.
 	Trace func(ctx context.Context, model string) (context.Context, func(Attempt))
+	// Health tracks failing models for skip_unhealthy; nil: nothing is tracked or skipped.
+	Health *Health
 }
 
 // Transition is one failover: Failed gave up with Reason after Latency; Next is tried now.
@@ -47,39 +49,112 @@ var ErrStalled = errors.New("chain: stream stalled")
 
 // Run tries the plan's targets in order. streaming selects the first-token timeout as the bound
 // of each attempt (capped by its overall timeout). Every attempt is also cut to what remains of
-// ctx's deadline. On failure the error is an *Exhausted, ErrCanceled, or the final error of the
-// last attempt; Result.Report lists the attempts made in every case.
+// ctx's deadline. On failure the error is an *Exhausted, ErrCanceled, or a *Stopped holding the
+// final error of the last attempt; Result.Report lists the attempts made in every case.
 func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T]) (Result[T], error) {
-	var res Result[T]
-	res.Report.Attempts = make([]Attempt, 0, len(p.Targets))
-	var retryAfter time.Duration // the soonest a rate-limited provider will take requests again
-	deadline, hasDeadline := ctx.Deadline()
-	noTimeLeft := func() bool { return hasDeadline && time.Until(deadline)-e.Reserve <= 0 }
+	r := runner[T]{e: e, p: p, streaming: streaming, try: try}
+	r.res.Report.Attempts = make([]Attempt, 0, len(p.Targets))
+	r.deadline, r.hasDeadline = ctx.Deadline()
+	return r.run(ctx)
+}
 
-	for i, t := range p.Targets {
+// runner is one Run's state.
+type runner[T any] struct {
+	e           Engine
+	p           Plan
+	streaming   bool
+	try         Try[T]
+	res         Result[T]
+	deadline    time.Time
+	hasDeadline bool
+	retryAfter  time.Duration // the soonest a rate-limited provider will take requests again
+}
+
+func (r *runner[T]) left() time.Duration {
+	if !r.hasDeadline {
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Until(r.deadline) - r.e.Reserve
+}
+
+func (r *runner[T]) exhausted(c StopCause) error {
+	return &Exhausted{Attempts: r.res.Report.Attempts, Cause: c, RetryAfter: r.retryAfter}
+}
+
+func (r *runner[T]) line(a Attempt) { r.res.Report.Attempts = append(r.res.Report.Attempts, a) }
+
+func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
+	var pending *Transition // a failover announced once the next model is known
+	minWindow := -1         // after a context-length refusal: only larger windows
+	for i, t := range r.p.Targets {
+		if skip := r.skip(i, t, minWindow); skip != "" {
+			r.line(Attempt{Model: t.Model, Status: Skipped, Reason: skip})
+			continue
+		}
+		if pending != nil {
+			pending.Next = t.Model
+			if r.e.OnFailover != nil {
+				r.e.OnFailover(ctx, *pending)
+			}
+			pending = nil
+		}
+		reason, latency, err := r.model(ctx, t)
+		switch {
+		case err != nil:
+			return r.res, err // final: canceled, a refusal, the deadline
+		case reason == "":
+			return r.res, nil // served
+		}
+		r.res.Report.Occurred = true
+		if reason == ContextLength {
+			minWindow = t.ContextWindow
+		}
+		pending = &Transition{Failed: t.Model, Reason: reason, Latency: latency}
+	}
+	if len(r.p.Targets) == 0 {
+		panic("chain: Run called with an empty plan")
+	}
+	return r.res, r.exhausted(EndOfChain)
+}
+
+// skip says why target i is passed over, or "": a model with no larger context window than one
+// that refused the request as too long, or — with skip_unhealthy — a model cooling down after
+// repeated failures (never the chain's last, so a request is never refused on health alone).
+func (r *runner[T]) skip(i int, t Target, minWindow int) Reason {
+	if minWindow >= 0 && t.ContextWindow <= minWindow {
+		return ContextLength
+	}
+	if r.p.SkipUnhealthy && r.e.Health != nil && i < len(r.p.Targets)-1 && !r.e.Health.allow(t.Model) {
+		return Unhealthy
+	}
+	return ""
+}
+
+// model tries one model, with the plan's retries: it returns nothing when the model served, the
+// failover reason when the chain may go on to the next model, or a final error.
+func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration, error) {
+	for n := 0; ; n++ {
 		if callerGone(ctx) {
-			return res, ErrCanceled
+			return "", 0, ErrCanceled
+		}
+		left := r.left()
+		if left <= 0 {
+			return "", 0, r.exhausted(DeadlineReached)
 		}
 		limit := t.Timeout
-		if streaming {
+		if r.streaming {
 			limit = min(limit, t.FirstTokenTimeout)
 		}
-		if hasDeadline {
-			remaining := time.Until(deadline) - e.Reserve
-			if remaining <= 0 {
-				return res, &Exhausted{Attempts: res.Report.Attempts, Cause: DeadlineReached, RetryAfter: retryAfter}
-			}
-			limit = min(limit, remaining)
-		}
+		limit = min(limit, left)
 
 		start := time.Now()
 		actx, cancel := context.WithCancelCause(ctx)
 		timer := time.AfterFunc(limit, func() { cancel(errAttemptTimeout) })
 		tctx, traced := actx, func(Attempt) {}
-		if e.Trace != nil {
-			tctx, traced = e.Trace(actx, t.Model)
+		if r.e.Trace != nil {
+			tctx, traced = r.e.Trace(actx, t.Model)
 		}
-		v, err := try(tctx, t)
+		v, err := r.try(tctx, t)
 		timer.Stop()
 		latency := time.Since(start)
 
@@ -89,46 +164,72 @@ func Run[T any](ctx context.Context, e Engine, p Plan, streaming bool, try Try[T
 			err = errAttemptTimeout
 		}
 		if err == nil {
-			res.Report.Attempts = append(res.Report.Attempts, Attempt{Model: t.Model, Status: Served, LatencyMS: latency.Milliseconds()})
-			traced(res.Report.Attempts[i])
-			res.Report.Occurred = i > 0
-			res.Value, res.Served = v, t.Model
-			res.Release = func() { cancel(context.Canceled) }
-			return res, nil
+			a := Attempt{Model: t.Model, Status: Served, LatencyMS: latency.Milliseconds(), Retry: n}
+			r.line(a)
+			traced(a)
+			r.health(t.Model, true, "")
+			r.res.Value, r.res.Served = v, t.Model
+			r.res.Release = func() { cancel(context.Canceled) }
+			return "", latency, nil
 		}
 		cancel(context.Canceled)
-
 		if callerGone(ctx) {
 			traced(Attempt{Model: t.Model, Status: Failed, LatencyMS: latency.Milliseconds()})
-			return res, ErrCanceled
+			return "", latency, ErrCanceled
 		}
 		reason := classify(ctx, actx, err)
-		res.Report.Attempts = append(res.Report.Attempts, Attempt{Model: t.Model, Status: Failed, Reason: reason, LatencyMS: latency.Milliseconds()})
-		traced(res.Report.Attempts[i])
+		if reason == ContextLength && !r.p.On.Has(ContextLength) {
+			reason = Rejected // the seed's rule: a request too long is the caller's to fix
+		}
+		a := Attempt{Model: t.Model, Status: Failed, Reason: reason, LatencyMS: latency.Milliseconds(), Retry: n}
+		r.line(a)
+		traced(a)
+		r.health(t.Model, false, reason)
 		var hint RetryHinter
-		if reason == RateLimit && errors.As(err, &hint) {
-			if d := hint.RetryAfterHint(); d > 0 && (retryAfter == 0 || d < retryAfter) {
-				retryAfter = d
-			}
+		var after time.Duration
+		if errors.As(err, &hint) {
+			after = hint.RetryAfterHint()
+		}
+		if reason == RateLimit && after > 0 && (r.retryAfter == 0 || after < r.retryAfter) {
+			r.retryAfter = after
 		}
 		switch {
 		case reason == Rejected:
-			return res, &Stopped{Err: err, Attempts: res.Report.Attempts}
-		case ctx.Err() != nil || noTimeLeft():
+			return "", latency, &Stopped{Err: err, Attempts: r.res.Report.Attempts}
+		case ctx.Err() != nil || r.left() <= 0:
 			// Checked before announcing a failover that could not start: an attempt cut to the
 			// deadline (minus Reserve) leaves no time for the next one.
-			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: DeadlineReached, RetryAfter: retryAfter}
-		case !p.On.Has(reason):
-			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: NotTriggered, RetryAfter: retryAfter}
-		case i == len(p.Targets)-1:
-			return res, &Exhausted{Attempts: res.Report.Attempts, Cause: EndOfChain, RetryAfter: retryAfter}
+			return "", latency, r.exhausted(DeadlineReached)
 		}
-		res.Report.Occurred = true
-		if e.OnFailover != nil {
-			e.OnFailover(ctx, Transition{Failed: t.Model, Reason: reason, Next: p.Targets[i+1].Model, Latency: latency})
+		if wait, ok := r.p.Retry.wait(n, reason, after, r.left()); ok {
+			if !sleep(ctx, wait) {
+				return "", latency, ErrCanceled
+			}
+			continue
 		}
+		if !r.p.On.Has(reason) {
+			return "", latency, r.exhausted(NotTriggered)
+		}
+		return reason, latency, nil
 	}
-	panic("chain: Run called with an empty plan")
+}
+
+func (r *runner[T]) health(model string, ok bool, reason Reason) {
+	if r.e.Health != nil {
+		r.e.Health.record(model, ok, r.p.On.Has(reason))
+	}
+}
+
+// sleep waits d unless ctx ends first; it reports whether the wait completed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // classify names why an attempt failed. The engine's own timers decide timeouts, whatever error

@@ -169,7 +169,7 @@ func TestRun_FirstServed(t *testing.T) {
 }
 
 func TestRun_FailoverOnEachReasonInOn(t *testing.T) {
-	for _, r := range chain.Reasons {
+	for _, r := range chain.AllTriggers.List() {
 		t.Run("3.3 fails over on "+string(r), func(t *testing.T) {
 			f := newFake(map[string]behavior{"a": fail(r), "b": serve})
 			res, err := chain.Run(context.Background(), f.engine(), plan(triggers(r), long, long, "a", "b"), false, f.try)
@@ -195,7 +195,7 @@ func TestRun_FailoverOnEachReasonInOn(t *testing.T) {
 }
 
 func TestRun_ReasonNotInOnStops(t *testing.T) {
-	for _, r := range chain.Reasons {
+	for _, r := range chain.AllTriggers.List() {
 		t.Run("3.3 no failover when "+string(r)+" not in on", func(t *testing.T) {
 			f := newFake(map[string]behavior{"a": fail(r), "b": serve})
 			on := chain.AllTriggers &^ triggers(r)

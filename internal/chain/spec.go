@@ -15,11 +15,14 @@ type Entry struct {
 	FirstTokenTimeoutMS int
 }
 
-// Options are chain-wide settings; zero values and a nil On mean "not set".
+// Options are chain-wide settings; zero values and nil mean "not set".
 type Options struct {
 	TimeoutMS           int
 	FirstTokenTimeoutMS int
 	On                  []Reason
+	Retry               *RetryOptions
+	OnInterrupt         Interrupt
+	SkipUnhealthy       *bool
 }
 
 // Spec is what a request says about its chain, before resolution.
@@ -129,7 +132,7 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 
 func parseOptions(v gjson.Result) (Options, error) {
 	if !v.IsObject() {
-		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on}"}
+		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy}"}
 	}
 	var o Options
 	err := forEachField(v, "redundancy", func(k, val gjson.Result) (err error) {
@@ -140,8 +143,14 @@ func parseOptions(v gjson.Result) (Options, error) {
 			o.FirstTokenTimeoutMS, err = parseMS("redundancy.first_token_timeout_ms", val, MinFirstTokenTimeoutMS, MaxFirstTokenTimeoutMS)
 		case "on":
 			o.On, err = parseOn(val)
+		case "retry":
+			o.Retry, err = parseRetry("redundancy.retry", val)
+		case "on_interrupt":
+			o.OnInterrupt, err = parseInterrupt("redundancy.on_interrupt", val)
+		case "skip_unhealthy":
+			o.SkipUnhealthy, err = parseBool("redundancy.skip_unhealthy", val)
 		default:
-			err = &InputError{Field: "redundancy." + k.Str, Message: "unknown field (allowed: timeout_ms, first_token_timeout_ms, on)"}
+			err = &InputError{Field: "redundancy." + k.Str, Message: "unknown field (allowed: timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy)"}
 		}
 		return err
 	})
