@@ -88,19 +88,14 @@ func Resolve(s Spec, keyDefaults *Defaults, project Settings) (Plan, error) {
 	}
 
 	base := project
-	on := AllTriggers
+	p := Plan{Targets: make([]Target, len(entries)), On: AllTriggers, Source: src, OnInterrupt: InterruptError, SkipUnhealthy: project.SkipUnhealthy}
 	if keyDefaults != nil {
 		base = overlay(base, keyDefaults.TimeoutMS, keyDefaults.FirstTokenTimeoutMS)
-		if keyDefaults.On != nil {
-			on = triggersOf(keyDefaults.On)
-		}
+		p.overlay(keyDefaults.On, keyDefaults.Retry, keyDefaults.OnInterrupt, keyDefaults.SkipUnhealthy)
 	}
 	base = overlay(base, s.Redundancy.TimeoutMS, s.Redundancy.FirstTokenTimeoutMS)
-	if s.Redundancy.On != nil {
-		on = triggersOf(s.Redundancy.On)
-	}
-
-	p := Plan{Targets: make([]Target, len(entries)), On: on, Source: src}
+	r := s.Redundancy
+	p.overlay(r.On, r.Retry, r.OnInterrupt, r.SkipUnhealthy)
 	for i, e := range entries {
 		t := overlay(base, e.TimeoutMS, e.FirstTokenTimeoutMS)
 		p.Targets[i] = Target{Model: e.Model, Timeout: t.Timeout, FirstTokenTimeout: t.FirstTokenTimeout}
