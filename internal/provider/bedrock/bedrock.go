@@ -119,6 +119,6 @@ func (a *adapter) prepare(ctx context.Context, req *provider.Request) (*bedrockr
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := translate(req.Body)
+	in, err := toConverse(req.Body)
 	return c, in, err
 }

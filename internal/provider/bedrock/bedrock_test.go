@@ -275,7 +275,7 @@ func TestTranslateRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := translate([]byte(tt.in))
+			_, err := toConverse([]byte(tt.in))
 			if pe := wantErr(t, err, "", 400, ""); pe.Param != tt.param {
 				t.Errorf("param = %q, want %q", pe.Param, tt.param)
 			}
