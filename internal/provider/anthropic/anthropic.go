@@ -61,5 +61,5 @@ func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		header = a.streamHeader
 	}
-	return a.http.Post(ctx, a.url, body, header)
+	return a.http.Post(ctx, a.url, body, header, req.OnSend)
 }

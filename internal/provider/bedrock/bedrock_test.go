@@ -283,6 +283,23 @@ func TestTranslateRejects(t *testing.T) {
 	}
 }
 
+// Converse's body is serialised by the SDK, so the hook reads it from the middleware stack: what
+// it sees must still be exactly what Bedrock receives, plain and streamed.
+func TestSendHookSeesTheWireBytes(t *testing.T) {
+	f := providertest.New(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/converse-stream") {
+			serveEvents(events(t, "stream_text.jsonl"), 0, nil)(w, r)
+			return
+		}
+		serveJSON(t, "converse_text.json")(w, r)
+	})
+	providertest.CheckSendHook(t, newAdapter(t, f), f, simple)
+	// The hook runs before SigV4 signing, so the field it added is covered by the signature.
+	if _, h, _ := f.Received(); !strings.Contains(h.Get("Authorization"), strings.ToLower(providertest.SendHookHeader)) {
+		t.Errorf("Authorization = %q, want %s among the signed headers", h.Get("Authorization"), providertest.SendHookHeader)
+	}
+}
+
 // The transport may read the request body once more after Do has returned (to check that it is
 // exhausted) while the SDK has already closed it: that read must be a clean end, or the transport
 // closes the connection under the response (a flaky "use of closed network connection").

@@ -57,5 +57,5 @@ func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	} else {
 		u += ":generateContent"
 	}
-	return a.http.Post(ctx, u, body, a.header)
+	return a.http.Post(ctx, u, body, a.header, req.OnSend)
 }
