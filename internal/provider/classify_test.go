@@ -34,7 +34,7 @@ func TestTLSHandshakeTimeoutIsAConnectionError(t *testing.T) {
 	c := &HTTPCaller{Client: &http.Client{Transport: tr},
 		InvalidURL:  func(err error) *Error { return &Error{Message: "invalid", Err: err} },
 		StatusError: func(int, []byte) *Error { return &Error{} }}
-	_, err = c.Post(context.Background(), "https://"+ln.Addr().String()+"/v1/chat/completions", []byte(`{}`), nil)
+	_, err = c.Post(context.Background(), "https://"+ln.Addr().String()+"/v1/chat/completions", []byte(`{}`), nil, nil)
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Reason != chain.ConnectionError {
 		t.Fatalf("err = %#v, want a connection_error", err)

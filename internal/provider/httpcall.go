@@ -24,15 +24,25 @@ type HTTPCaller struct {
 }
 
 // Post sends body to url with the Content-Type of JSON and header's fields, which are copied so
-// an adapter may keep one header for all its calls. It returns a 2xx response, whose body the
-// caller owns, or a classified error.
-func (c *HTTPCaller) Post(ctx context.Context, url string, body []byte, header http.Header) (*http.Response, error) {
+// an adapter may keep one header for all its calls. onSend, when not nil, sees body first and may
+// add fields or refuse (see SendHook). It returns a 2xx response, whose body the caller owns, or
+// a classified error.
+func (c *HTTPCaller) Post(ctx context.Context, url string, body []byte, header http.Header, onSend SendHook) (*http.Response, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, c.InvalidURL(err)
 	}
 	for k, v := range header {
 		hr.Header[k] = v
+	}
+	if onSend != nil {
+		extra, err := onSend.Call(ctx, body)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range extra {
+			hr.Header[http.CanonicalHeaderKey(k)] = v
+		}
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	resp, err := c.Client.Do(hr)

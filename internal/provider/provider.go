@@ -21,7 +21,38 @@ type Request struct {
 	Model  string // the provider's own model id (the catalog's upstream id)
 	Region string // the region the catalog places this model in, when the provider has regions
 	Stream bool
+	// OnSend, when set, sees every upstream HTTP request of this attempt just before it is sent.
+	// Nil costs nothing.
+	OnSend SendHook
 }
+
+// SendHook is called exactly once per upstream HTTP request with the request's final body: the
+// translated bytes exactly as they go on the wire, so a token can carry their SHA-256. body must
+// not be modified or kept. The header it returns is added to the request (replacing fields of
+// the same name; on Bedrock before SigV4 signing, so it is signed too). An error aborts the
+// attempt with nothing sent; the adapter returns it as a *SendHookError.
+type SendHook func(ctx context.Context, body []byte) (http.Header, error)
+
+// Call runs h on body, wrapping its error in a *SendHookError.
+func (h SendHook) Call(ctx context.Context, body []byte) (http.Header, error) {
+	header, err := h(ctx, body)
+	if err != nil {
+		return nil, &SendHookError{Err: err}
+	}
+	return header, nil
+}
+
+// SendHookError is an attempt that Request.OnSend refused before anything was sent. It is final,
+// whatever Err wraps: the refusal is the gateway's own decision, which another model of the chain
+// would meet again. Err is the hook's error as returned, for errors.As.
+type SendHookError struct{ Err error }
+
+func (e *SendHookError) Error() string { return "request refused before sending: " + e.Err.Error() }
+
+func (e *SendHookError) Unwrap() error { return e.Err }
+
+// FailoverReason implements chain.Classified: never a failover, even when Err carries a reason.
+func (e *SendHookError) FailoverReason() chain.Reason { return "" }
 
 // Usage is token accounting as the provider reported it.
 type Usage struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 const (
@@ -44,7 +45,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 			return a.apiError(status, e.Get("type").String(), e.Get("message").String())
 		},
 	}
-	return &provider.Translating{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
+	return &translate.Provider{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
 }
 
 // send translates and posts the request; a failed answer comes back as a classified error.
@@ -60,5 +61,5 @@ func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		header = a.streamHeader
 	}
-	return a.http.Post(ctx, a.url, body, header)
+	return a.http.Post(ctx, a.url, body, header, req.OnSend)
 }

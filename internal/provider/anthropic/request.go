@@ -6,8 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
-	"github.com/secureai-gateway/gateway/internal/provider/oaimsg"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // defaultMaxTokens is sent when the caller set no limit: Anthropic requires max_tokens, OpenAI
@@ -21,10 +20,10 @@ func buildBody(body []byte, model string, stream bool) ([]byte, error) {
 	req := gjson.ParseBytes(body)
 	msgs := req.Get("messages")
 	if !msgs.IsArray() {
-		return nil, oaimsg.Invalid("messages", "messages must be an array")
+		return nil, translate.Invalid("messages", "messages must be an array")
 	}
 	b := make([]byte, 0, len(body)+256)
-	b = oaichunk.AppendString(append(b, `{"model":`...), model)
+	b = translate.AppendString(append(b, `{"model":`...), model)
 	b = append(b, `,"max_tokens":`...)
 	if mt := firstNumber(req, "max_completion_tokens", "max_tokens"); mt.Exists() {
 		b = append(b, mt.Raw...)
@@ -85,13 +84,13 @@ func appendMessages(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 		case "tool":
 			id := m.Get("tool_call_id")
 			if id.Type != gjson.String {
-				return nil, nil, oaimsg.Invalid(param+".tool_call_id", "a tool message needs a tool_call_id")
+				return nil, nil, translate.Invalid(param+".tool_call_id", "a tool message needs a tool_call_id")
 			}
 			if lastTool {
 				// Every result answering one assistant turn goes into a single user message.
 				b = append(b[:len(b)-2], ',')
 			} else {
-				b = append(oaichunk.Sep(b), `{"role":"user","content":[`...)
+				b = append(translate.Sep(b), `{"role":"user","content":[`...)
 			}
 			b = append(append(b, `{"type":"tool_result","tool_use_id":`...), id.Raw...)
 			if c := m.Get("content"); c.Type == gjson.String {
@@ -107,11 +106,11 @@ func appendMessages(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			continue
 		case "user", "assistant":
 		default:
-			return nil, nil, oaimsg.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
+			return nil, nil, translate.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
 		}
 		lastTool = false
 		start := len(b)
-		b = append(oaichunk.Sep(b), `{"role":"`...)
+		b = append(translate.Sep(b), `{"role":"`...)
 		b = append(append(b, role...), `","content":[`...)
 		open := len(b)
 		if b, err = appendBlocks(b, m.Get("content"), param, role == "user"); err != nil {
@@ -136,7 +135,7 @@ func appendBlocks(b []byte, content gjson.Result, param string, images bool) ([]
 	if content.Type != gjson.String && !content.IsArray() {
 		return b, nil // no content, or none in a shape OpenAI documents: nothing to write
 	}
-	return oaimsg.AppendParts(b, content, param, "anthropic", images, appendText, appendImage)
+	return translate.AppendParts(b, content, param, "anthropic", images, appendText, appendImage)
 }
 
 func appendText(b []byte, t gjson.Result) []byte {
@@ -144,15 +143,15 @@ func appendText(b []byte, t gjson.Result) []byte {
 }
 
 func appendImage(b []byte, url, param string) ([]byte, error) {
-	img, err := oaimsg.ReadImage(url, param)
+	img, err := translate.ReadImage(url, param)
 	if err != nil {
 		return nil, err
 	}
 	if img.URL != "" {
-		return append(oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"url","url":`...), img.URL), "}}"...), nil
+		return append(translate.AppendString(append(b, `{"type":"image","source":{"type":"url","url":`...), img.URL), "}}"...), nil
 	}
-	b = oaichunk.AppendString(append(b, `{"type":"image","source":{"type":"base64","media_type":`...), img.MediaType)
-	return append(oaichunk.AppendString(append(b, `,"data":`...), img.Data), "}}"...), nil
+	b = translate.AppendString(append(b, `{"type":"image","source":{"type":"base64","media_type":`...), img.MediaType)
+	return append(translate.AppendString(append(b, `,"data":`...), img.Data), "}}"...), nil
 }
 
 func appendToolUses(b []byte, calls gjson.Result, param string) ([]byte, error) {
@@ -160,15 +159,15 @@ func appendToolUses(b []byte, calls gjson.Result, param string) ([]byte, error) 
 		cp := param + ".tool_calls[" + strconv.Itoa(k) + "]"
 		id, name := c.Get("id"), c.Get("function.name")
 		if id.Type != gjson.String || name.Type != gjson.String {
-			return nil, oaimsg.Invalid(cp, "a tool call needs an id and a function name")
+			return nil, translate.Invalid(cp, "a tool call needs an id and a function name")
 		}
 		args := c.Get("function.arguments").String()
 		if args == "" {
 			args = "{}"
 		} else if !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
-			return nil, oaimsg.Invalid(cp+".function.arguments", "tool call arguments must be a JSON object")
+			return nil, translate.Invalid(cp+".function.arguments", "tool call arguments must be a JSON object")
 		}
-		b = append(append(oaichunk.Sep(b), `{"type":"tool_use","id":`...), id.Raw...)
+		b = append(append(translate.Sep(b), `{"type":"tool_use","id":`...), id.Raw...)
 		b = append(append(b, `,"name":`...), name.Raw...)
 		b = append(append(append(b, `,"input":`...), args...), '}')
 	}
@@ -184,9 +183,9 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 	for i, t := range tools.Array() {
 		name := t.Get("function.name")
 		if t.Get("type").String() != "function" || name.Type != gjson.String {
-			return nil, oaimsg.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider anthropic")
+			return nil, translate.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider anthropic")
 		}
-		b = append(append(oaichunk.Sep(b), `{"name":`...), name.Raw...)
+		b = append(append(translate.Sep(b), `{"name":`...), name.Raw...)
 		if d := t.Get("function.description"); d.Type == gjson.String {
 			b = append(append(b, `,"description":`...), d.Raw...)
 		}
@@ -213,7 +212,7 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 	case !choice.Exists():
 		return b, nil
 	default:
-		return nil, oaimsg.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
+		return nil, translate.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
 	}
 	b = append(append(b, `,"tool_choice":`...), head...)
 	if !parallel {
@@ -229,12 +228,12 @@ func appendResponseFormat(b []byte, rf gjson.Result) ([]byte, error) {
 	case "json_schema":
 		schema := rf.Get("json_schema.schema")
 		if !schema.IsObject() {
-			return nil, oaimsg.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
+			return nil, translate.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
 		}
 		b = append(append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...), schema.Raw...)
 		return append(b, "}}"...), nil
 	default:
-		return nil, oaimsg.Invalid("response_format", "provider anthropic supports response_format text and json_schema only")
+		return nil, translate.Invalid("response_format", "provider anthropic supports response_format text and json_schema only")
 	}
 }
 

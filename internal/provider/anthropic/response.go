@@ -4,7 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // translateResponse turns a Messages API answer into a chat.completion.
@@ -14,18 +14,18 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 	}
 	msg := gjson.ParseBytes(raw)
 	var (
-		text  oaichunk.Text
-		calls []oaichunk.ToolCall
+		text  translate.Text
+		calls []translate.ToolCall
 	)
 	for _, block := range msg.Get("content").Array() {
 		switch block.Get("type").String() {
 		case "text":
 			text.Add(block.Get("text"))
 		case "tool_use":
-			calls = append(calls, oaichunk.ToolCall{
+			calls = append(calls, translate.ToolCall{
 				ID:   block.Get("id").String(),
 				Name: block.Get("name").String(),
-				Args: oaichunk.Arguments(block.Get("input")),
+				Args: translate.Arguments(block.Get("input")),
 			})
 		}
 	}
@@ -33,7 +33,7 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 	if m := msg.Get("model").String(); m != "" {
 		model = m
 	}
-	body := oaichunk.AppendCompletion(make([]byte, 0, len(raw)+256), msg.Get("id").String(), model, created, text.Token(), calls, finishReason(msg.Get("stop_reason").String()), u)
+	body := translate.AppendCompletion(make([]byte, 0, len(raw)+256), msg.Get("id").String(), model, created, text.Token(), calls, finishReason(msg.Get("stop_reason").String()), u)
 	return &provider.Response{Body: body, Usage: u}, nil
 }
 

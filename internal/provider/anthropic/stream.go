@@ -8,17 +8,16 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
-	"github.com/secureai-gateway/gateway/internal/provider/ssestream"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
-var streamFormat = ssestream.Format{Provider: "anthropic", Event: "stream event", Terminator: "message_stop"}
+var streamFormat = translate.SSEFormat{Provider: "anthropic", Event: "stream event", Terminator: "message_stop"}
 
 // translator turns Anthropic's event sequence (message_start, content_block_start/delta/stop,
 // ping, message_delta, message_stop, error) into chat.completion.chunk objects, one event at a time.
 type translator struct {
 	a       *adapter
-	chunks  oaichunk.Chunks
+	chunks  translate.Chunks
 	model   string
 	created int64
 
@@ -27,12 +26,12 @@ type translator struct {
 }
 
 func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) provider.Stream {
-	t := &translator{a: a, model: model, created: created, chunks: oaichunk.NewChunks("", model, created)}
-	return ssestream.New(ctx, body, streamFormat, t.event)
+	t := &translator{a: a, model: model, created: created, chunks: translate.NewChunks("", model, created)}
+	return translate.NewSSEStream(ctx, body, streamFormat, t.event)
 }
 
 // event queues the chunks one event produces.
-func (t *translator) event(data []byte, q *oaichunk.Queue) error {
+func (t *translator) event(data []byte, q *translate.Queue) error {
 	if !gjson.ValidBytes(data) {
 		return malformed("stream event")
 	}
@@ -41,7 +40,7 @@ func (t *translator) event(data []byte, q *oaichunk.Queue) error {
 	case "message_start":
 		m := ev.Get("message")
 		if id := m.Get("id").String(); id != "" || m.Get("model").Exists() {
-			t.chunks = oaichunk.NewChunks(id, cmp.Or(m.Get("model").String(), t.model), t.created)
+			t.chunks = translate.NewChunks(id, cmp.Or(m.Get("model").String(), t.model), t.created)
 		}
 		t.usage = usage(m.Get("usage"))
 		q.Push(t.chunks.Role())

@@ -80,7 +80,7 @@ func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provide
 	out, err := c.Converse(ctx, &bedrockruntime.ConverseInput{
 		ModelId: aws.String(req.Model), Messages: in.messages, System: in.system,
 		InferenceConfig: in.inference, ToolConfig: in.tools, OutputConfig: in.output,
-	})
+	}, withSendHook(req.OnSend)...)
 	if err != nil {
 		return nil, a.classify(err, req.Model)
 	}
@@ -95,7 +95,7 @@ func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	out, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
 		ModelId: aws.String(req.Model), Messages: in.messages, System: in.system,
 		InferenceConfig: in.inference, ToolConfig: in.tools, OutputConfig: in.output,
-	})
+	}, withSendHook(req.OnSend)...)
 	if err != nil {
 		return nil, a.classify(err, req.Model)
 	}
@@ -119,6 +119,6 @@ func (a *adapter) prepare(ctx context.Context, req *provider.Request) (*bedrockr
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := translate(req.Body)
+	in, err := toConverse(req.Body)
 	return c, in, err
 }

@@ -275,11 +275,28 @@ func TestTranslateRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := translate([]byte(tt.in))
+			_, err := toConverse([]byte(tt.in))
 			if pe := wantErr(t, err, "", 400, ""); pe.Param != tt.param {
 				t.Errorf("param = %q, want %q", pe.Param, tt.param)
 			}
 		})
+	}
+}
+
+// Converse's body is serialised by the SDK, so the hook reads it from the middleware stack: what
+// it sees must still be exactly what Bedrock receives, plain and streamed.
+func TestSendHookSeesTheWireBytes(t *testing.T) {
+	f := providertest.New(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/converse-stream") {
+			serveEvents(events(t, "stream_text.jsonl"), 0, nil)(w, r)
+			return
+		}
+		serveJSON(t, "converse_text.json")(w, r)
+	})
+	providertest.CheckSendHook(t, newAdapter(t, f), f, simple)
+	// The hook runs before SigV4 signing, so the field it added is covered by the signature.
+	if _, h, _ := f.Received(); !strings.Contains(h.Get("Authorization"), strings.ToLower(providertest.SendHookHeader)) {
+		t.Errorf("Authorization = %q, want %s among the signed headers", h.Get("Authorization"), providertest.SendHookHeader)
 	}
 }
 

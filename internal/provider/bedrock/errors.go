@@ -20,6 +20,10 @@ import (
 // classify maps an SDK error, from the call or from the event stream, onto the failover reasons
 // by the exception's name, which is Bedrock's documented error contract.
 func (a *adapter) classify(err error, model string) error {
+	var refused *provider.SendHookError
+	if errors.As(err, &refused) {
+		return refused
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/provider/oaimsg"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // converse holds what Converse and ConverseStream take beyond the model id. The SDK serialises
@@ -25,13 +25,13 @@ type converse struct {
 	output    *types.OutputConfig
 }
 
-// translate turns an OpenAI chat request into Converse's shape; fields Converse has no equivalent
+// toConverse turns an OpenAI chat request into Converse's shape; fields Converse has no equivalent
 // for are left out.
-func translate(body []byte) (*converse, error) {
+func toConverse(body []byte) (*converse, error) {
 	req := gjson.ParseBytes(body)
 	msgs := req.Get("messages")
 	if !msgs.IsArray() {
-		return nil, oaimsg.Invalid("messages", "messages must be an array")
+		return nil, translate.Invalid("messages", "messages must be an array")
 	}
 	c := &converse{}
 	usesTools := false
@@ -62,7 +62,7 @@ func translate(body []byte) (*converse, error) {
 			blocks, err = toolResult(m, param)
 			usesTools = true
 		default:
-			return nil, oaimsg.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", r))
+			return nil, translate.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", r))
 		}
 		if err != nil {
 			return nil, err
@@ -102,7 +102,7 @@ func texts(content gjson.Result, param string) ([]string, error) {
 	var out []string
 	for j, p := range content.Array() {
 		if p.Get("type").String() != "text" {
-			return nil, oaimsg.Invalid(param+".content["+strconv.Itoa(j)+"].type", "only text parts are supported here by provider bedrock")
+			return nil, translate.Invalid(param+".content["+strconv.Itoa(j)+"].type", "only text parts are supported here by provider bedrock")
 		}
 		if t := p.Get("text").String(); t != "" {
 			out = append(out, t)
@@ -133,7 +133,7 @@ func userBlocks(content gjson.Result, param string) ([]types.ContentBlock, error
 			}
 			out = append(out, img)
 		default:
-			return nil, oaimsg.Invalid(pp+".type", fmt.Sprintf("content part type %q is not supported by provider bedrock", typ))
+			return nil, translate.Invalid(pp+".type", fmt.Sprintf("content part type %q is not supported by provider bedrock", typ))
 		}
 	}
 	return out, nil
@@ -143,7 +143,7 @@ func userBlocks(content gjson.Result, param string) ([]types.ContentBlock, error
 func image(url, param string) (types.ContentBlock, error) {
 	rest, ok := strings.CutPrefix(url, "data:image/")
 	if !ok {
-		return nil, oaimsg.Invalid(param, "provider bedrock takes images as base64 data URLs (data:image/<png|jpeg|gif|webp>;base64,...) only")
+		return nil, translate.Invalid(param, "provider bedrock takes images as base64 data URLs (data:image/<png|jpeg|gif|webp>;base64,...) only")
 	}
 	meta, data, _ := strings.Cut(rest, ",")
 	format, isBase64 := strings.CutSuffix(meta, ";base64")
@@ -152,7 +152,7 @@ func image(url, param string) (types.ContentBlock, error) {
 	}
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if !isBase64 || err != nil || (format != "png" && format != "jpeg" && format != "gif" && format != "webp") {
-		return nil, oaimsg.Invalid(param, "an image must be a base64 data URL of a png, jpeg, gif or webp image")
+		return nil, translate.Invalid(param, "an image must be a base64 data URL of a png, jpeg, gif or webp image")
 	}
 	return &types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormat(format), Source: &types.ImageSourceMemberBytes{Value: raw}}}, nil
 }
@@ -174,7 +174,7 @@ func assistantBlocks(m gjson.Result, param string) ([]types.ContentBlock, error)
 		}
 		var input map[string]any
 		if c.Get("id").String() == "" || c.Get("function.name").String() == "" || json.Unmarshal([]byte(args), &input) != nil {
-			return nil, oaimsg.Invalid(cp, "a tool call needs an id, a function name and arguments that are a JSON object")
+			return nil, translate.Invalid(cp, "a tool call needs an id, a function name and arguments that are a JSON object")
 		}
 		out = append(out, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 			ToolUseId: aws.String(c.Get("id").String()),
@@ -188,7 +188,7 @@ func assistantBlocks(m gjson.Result, param string) ([]types.ContentBlock, error)
 func toolResult(m gjson.Result, param string) ([]types.ContentBlock, error) {
 	id := m.Get("tool_call_id").String()
 	if id == "" {
-		return nil, oaimsg.Invalid(param+".tool_call_id", "a tool message needs a tool_call_id")
+		return nil, translate.Invalid(param+".tool_call_id", "a tool message needs a tool_call_id")
 	}
 	ts, err := texts(m.Get("content"), param)
 	if err != nil {
@@ -235,12 +235,12 @@ func toolConfig(req gjson.Result, usesTools bool) (*types.ToolConfiguration, err
 	for i, t := range req.Get("tools").Array() {
 		name := t.Get("function.name").String()
 		if t.Get("type").String() != "function" || name == "" {
-			return nil, oaimsg.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider bedrock")
+			return nil, translate.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider bedrock")
 		}
 		schema := map[string]any{"type": "object", "properties": map[string]any{}}
 		if p := t.Get("function.parameters"); p.IsObject() {
 			if err := json.Unmarshal([]byte(p.Raw), &schema); err != nil {
-				return nil, oaimsg.Invalid("tools["+strconv.Itoa(i)+"].function.parameters", "parameters must be a JSON schema object")
+				return nil, translate.Invalid("tools["+strconv.Itoa(i)+"].function.parameters", "parameters must be a JSON schema object")
 			}
 		}
 		spec := types.ToolSpecification{Name: aws.String(name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)}}
@@ -264,7 +264,7 @@ func toolConfig(req gjson.Result, usesTools bool) (*types.ToolConfiguration, err
 	case choice.IsObject() && choice.Get("function.name").String() != "":
 		tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Get("function.name").String())}}
 	default:
-		return nil, oaimsg.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
+		return nil, translate.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
 	}
 	return &tc, nil
 }
@@ -278,7 +278,7 @@ func outputConfig(rf gjson.Result) (*types.OutputConfig, error) {
 	case "json_schema":
 		schema := rf.Get("json_schema.schema")
 		if !schema.IsObject() {
-			return nil, oaimsg.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
+			return nil, translate.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
 		}
 		def := types.JsonSchemaDefinition{Schema: aws.String(schema.Raw)}
 		if n := rf.Get("json_schema.name"); n.Type == gjson.String {
@@ -286,5 +286,5 @@ func outputConfig(rf gjson.Result) (*types.OutputConfig, error) {
 		}
 		return &types.OutputConfig{TextFormat: &types.OutputFormat{Type: types.OutputFormatTypeJsonSchema, Structure: &types.OutputFormatStructureMemberJsonSchema{Value: def}}}, nil
 	}
-	return nil, oaimsg.Invalid("response_format", "provider bedrock supports response_format text and json_schema only")
+	return nil, translate.Invalid("response_format", "provider bedrock supports response_format text and json_schema only")
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // translateResponse turns a Converse output into a chat.completion.
@@ -20,7 +20,7 @@ func translateResponse(out *bedrockruntime.ConverseOutput, model string, created
 	}
 	var (
 		text  []byte
-		calls []oaichunk.ToolCall
+		calls []translate.ToolCall
 	)
 	for _, block := range msg.Value.Content {
 		switch b := block.(type) {
@@ -33,15 +33,15 @@ func translateResponse(out *bedrockruntime.ConverseOutput, model string, created
 					args = raw
 				}
 			}
-			calls = append(calls, oaichunk.ToolCall{ID: aws.ToString(b.Value.ToolUseId), Name: aws.ToString(b.Value.Name), Args: oaichunk.AppendString(nil, string(args))})
+			calls = append(calls, translate.ToolCall{ID: aws.ToString(b.Value.ToolUseId), Name: aws.ToString(b.Value.Name), Args: translate.AppendString(nil, string(args))})
 		}
 	}
 	var token []byte
 	if text != nil {
-		token = oaichunk.AppendString(nil, string(text))
+		token = translate.AppendString(nil, string(text))
 	}
 	u := usage(out.Usage)
-	body := oaichunk.AppendCompletion(nil, "chatcmpl-"+rand.Text(), model, created, token, calls, finishReason(out.StopReason), u)
+	body := translate.AppendCompletion(nil, "chatcmpl-"+rand.Text(), model, created, token, calls, finishReason(out.StopReason), u)
 	return &provider.Response{Body: body, Usage: u}, nil
 }
 

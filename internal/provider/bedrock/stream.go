@@ -11,7 +11,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // stream translates ConverseStream's events (messageStart, contentBlockStart/Delta/Stop,
@@ -21,15 +21,15 @@ type stream struct {
 	events *bedrockruntime.ConverseStreamEventStream
 	a      *adapter
 	model  string
-	chunks oaichunk.Chunks
+	chunks translate.Chunks
 
 	tools    map[int32]int // content block index → OpenAI tool call index
-	queue    oaichunk.Queue
+	queue    translate.Queue
 	finished bool // messageStop arrived: only the metadata event is still awaited
 }
 
 func (a *adapter) newStream(ctx context.Context, events *bedrockruntime.ConverseStreamEventStream, model string, created int64) *stream {
-	return &stream{ctx: ctx, events: events, a: a, model: model, chunks: oaichunk.NewChunks("chatcmpl-"+rand.Text(), model, created), tools: map[int32]int{}}
+	return &stream{ctx: ctx, events: events, a: a, model: model, chunks: translate.NewChunks("chatcmpl-"+rand.Text(), model, created), tools: map[int32]int{}}
 }
 
 func (s *stream) Recv() (provider.Chunk, error) {
@@ -67,12 +67,12 @@ func (s *stream) handle(ev types.ConverseStreamOutput) {
 		switch d := e.Value.Delta.(type) {
 		case *types.ContentBlockDeltaMemberText:
 			if d.Value != "" {
-				s.queue.Push(s.chunks.Text(oaichunk.AppendString(nil, d.Value)))
+				s.queue.Push(s.chunks.Text(translate.AppendString(nil, d.Value)))
 			}
 		case *types.ContentBlockDeltaMemberToolUse:
 			i, ok := s.tools[aws.ToInt32(e.Value.ContentBlockIndex)]
 			if in := aws.ToString(d.Value.Input); ok && in != "" {
-				s.queue.Push(s.chunks.ToolArgs(i, oaichunk.AppendString(nil, in)))
+				s.queue.Push(s.chunks.ToolArgs(i, translate.AppendString(nil, in)))
 			}
 		}
 	case *types.ConverseStreamOutputMemberMessageStop:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 const (
@@ -38,7 +39,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		InvalidURL:  func(err error) *provider.Error { return provider.NotConfigured(a.name, "has an invalid base URL", err) },
 		StatusError: a.statusError,
 	}
-	return &provider.Translating{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
+	return &translate.Provider{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
 }
 
 // send translates and posts the request; a failed answer comes back as a classified error.
@@ -56,5 +57,5 @@ func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	} else {
 		u += ":generateContent"
 	}
-	return a.http.Post(ctx, u, body, a.header)
+	return a.http.Post(ctx, u, body, a.header, req.OnSend)
 }

@@ -8,8 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
-	"github.com/secureai-gateway/gateway/internal/provider/oaimsg"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // buildBody translates an OpenAI chat request into a GenerateContentRequest. Values already valid
@@ -19,7 +18,7 @@ func buildBody(body []byte) ([]byte, error) {
 	req := gjson.ParseBytes(body)
 	msgs := req.Get("messages")
 	if !msgs.IsArray() {
-		return nil, oaimsg.Invalid("messages", "messages must be an array")
+		return nil, translate.Invalid("messages", "messages must be an array")
 	}
 	b := make([]byte, 0, len(body)+256)
 	b, sys, err := appendContents(append(b, `{"contents":[`...), msgs.Array())
@@ -54,15 +53,15 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 		case "tool":
 			name, ok := names[m.Get("tool_call_id").String()]
 			if !ok {
-				return nil, nil, oaimsg.Invalid(param+".tool_call_id", "a tool message must answer a tool call of an earlier assistant message")
+				return nil, nil, translate.Invalid(param+".tool_call_id", "a tool message must answer a tool call of an earlier assistant message")
 			}
 			if lastTool {
 				// Every result answering one model turn goes into a single content.
 				b = append(b[:len(b)-2], ',')
 			} else {
-				b = append(oaichunk.Sep(b), `{"role":"user","parts":[`...)
+				b = append(translate.Sep(b), `{"role":"user","parts":[`...)
 			}
-			b = oaichunk.AppendString(append(b, `{"functionResponse":{"name":`...), name)
+			b = translate.AppendString(append(b, `{"functionResponse":{"name":`...), name)
 			b = append(appendResponse(append(b, `,"response":`...), m.Get("content")), "}}]}"...)
 			lastTool = true
 			continue
@@ -72,7 +71,7 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			if role == "assistant" {
 				geminiRole = "model"
 			}
-			b = append(append(append(oaichunk.Sep(b), `{"role":"`...), geminiRole...), `","parts":[`...)
+			b = append(append(append(translate.Sep(b), `{"role":"`...), geminiRole...), `","parts":[`...)
 			open := len(b)
 			if b, err = appendParts(b, m.Get("content"), param, role == "user"); err != nil {
 				return nil, nil, err
@@ -85,10 +84,10 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 					args = "{}"
 				}
 				if name.Type != gjson.String || !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
-					return nil, nil, oaimsg.Invalid(cp, "a tool call needs a function name and arguments that are a JSON object")
+					return nil, nil, translate.Invalid(cp, "a tool call needs a function name and arguments that are a JSON object")
 				}
 				names[c.Get("id").String()] = name.Str
-				b = append(append(oaichunk.Sep(b), `{"functionCall":{"name":`...), name.Raw...)
+				b = append(append(translate.Sep(b), `{"functionCall":{"name":`...), name.Raw...)
 				b = append(append(append(b, `,"args":`...), args...), "}}"...)
 			}
 			if len(b) == open {
@@ -97,7 +96,7 @@ func appendContents(b []byte, msgs []gjson.Result) (out, sys []byte, err error) 
 			}
 			b = append(b, "]}"...)
 		default:
-			return nil, nil, oaimsg.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
+			return nil, nil, translate.Invalid(param+".role", fmt.Sprintf("unsupported message role %q", role))
 		}
 		lastTool = false
 	}
@@ -118,14 +117,14 @@ func appendResponse(b []byte, content gjson.Result) []byte {
 		for _, p := range content.Array() {
 			text.WriteString(p.Get("text").String())
 		}
-		b = oaichunk.AppendString(b, text.String())
+		b = translate.AppendString(b, text.String())
 	}
 	return append(b, '}')
 }
 
 // appendParts writes content (a string or an array of parts) as comma-separated Gemini parts.
 func appendParts(b []byte, content gjson.Result, param string, images bool) ([]byte, error) {
-	return oaimsg.AppendParts(b, content, param, "gemini", images, appendText, appendImage)
+	return translate.AppendParts(b, content, param, "gemini", images, appendText, appendImage)
 }
 
 func appendText(b []byte, t gjson.Result) []byte {
@@ -136,23 +135,23 @@ func appendText(b []byte, t gjson.Result) []byte {
 var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif", ".heic": "image/heic", ".heif": "image/heif"}
 
 func appendImage(b []byte, url, param string) ([]byte, error) {
-	img, err := oaimsg.ReadImage(url, param)
+	img, err := translate.ReadImage(url, param)
 	if err != nil {
 		return nil, err
 	}
 	if img.URL == "" {
-		b = oaichunk.AppendString(append(b, `{"inlineData":{"mimeType":`...), img.MediaType)
-		return append(oaichunk.AppendString(append(b, `,"data":`...), img.Data), "}}"...), nil
+		b = translate.AppendString(append(b, `{"inlineData":{"mimeType":`...), img.MediaType)
+		return append(translate.AppendString(append(b, `,"data":`...), img.Data), "}}"...), nil
 	}
 	// fileData needs a MIME type that an OpenAI image part does not carry: take it from the URL's
 	// extension.
 	rawPath, _, _ := strings.Cut(url, "?")
 	mimeType, ok := imageTypes[strings.ToLower(path.Ext(rawPath))]
 	if !ok {
-		return nil, oaimsg.Invalid(param, "provider gemini needs an image URL ending in .png, .jpg, .jpeg, .webp, .gif, .heic or .heif, or a base64 data URL")
+		return nil, translate.Invalid(param, "provider gemini needs an image URL ending in .png, .jpg, .jpeg, .webp, .gif, .heic or .heif, or a base64 data URL")
 	}
-	b = oaichunk.AppendString(append(b, `{"fileData":{"mimeType":`...), mimeType)
-	return append(oaichunk.AppendString(append(b, `,"fileUri":`...), url), "}}"...), nil
+	b = translate.AppendString(append(b, `{"fileData":{"mimeType":`...), mimeType)
+	return append(translate.AppendString(append(b, `,"fileUri":`...), url), "}}"...), nil
 }
 
 func appendGenerationConfig(b []byte, req gjson.Result) ([]byte, error) {
@@ -189,12 +188,12 @@ func appendGenerationConfig(b []byte, req gjson.Result) ([]byte, error) {
 	case "json_schema":
 		schema := rf.Get("json_schema.schema")
 		if !schema.IsObject() {
-			return nil, oaimsg.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
+			return nil, translate.Invalid("response_format.json_schema.schema", "response_format json_schema needs a schema object")
 		}
 		field("responseMimeType", gjson.Result{Raw: `"application/json"`})
 		field("responseJsonSchema", schema)
 	default:
-		return nil, oaimsg.Invalid("response_format.type", "provider gemini supports response_format text, json_object and json_schema")
+		return nil, translate.Invalid("response_format.type", "provider gemini supports response_format text, json_object and json_schema")
 	}
 	if len(b) == open {
 		return b[:start], nil
@@ -211,9 +210,9 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 	for i, t := range tools.Array() {
 		name := t.Get("function.name")
 		if t.Get("type").String() != "function" || name.Type != gjson.String {
-			return nil, oaimsg.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider gemini")
+			return nil, translate.Invalid("tools["+strconv.Itoa(i)+"]", "only function tools with a name are supported by provider gemini")
 		}
-		b = append(append(oaichunk.Sep(b), `{"name":`...), name.Raw...)
+		b = append(append(translate.Sep(b), `{"name":`...), name.Raw...)
 		if d := t.Get("function.description"); d.Type == gjson.String {
 			b = append(append(b, `,"description":`...), d.Raw...)
 		}
@@ -238,7 +237,7 @@ func appendTools(b []byte, req gjson.Result) ([]byte, error) {
 		b = append(append(b, `,"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":[`...), choice.Get("function.name").Raw...)
 		b = append(b, "]}}"...)
 	default:
-		return nil, oaimsg.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
+		return nil, translate.Invalid("tool_choice", "tool_choice must be auto, none, required or a named function")
 	}
 	return b, nil
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
 // translateResponse turns a GenerateContentResponse into a chat.completion.
@@ -23,18 +23,18 @@ func translateResponse(raw []byte, model string, created int64) (*provider.Respo
 		return nil, malformed("response")
 	}
 	var (
-		text  oaichunk.Text
-		calls []oaichunk.ToolCall
+		text  translate.Text
+		calls []translate.ToolCall
 	)
 	for _, p := range cand.Get("content.parts").Array() {
 		if t := p.Get("text"); t.Type == gjson.String && !p.Get("thought").Bool() {
 			text.Add(t)
 		} else if fc := p.Get("functionCall"); fc.Exists() {
-			calls = append(calls, oaichunk.ToolCall{ID: callID(fc), Name: fc.Get("name").String(), Args: oaichunk.Arguments(fc.Get("args"))})
+			calls = append(calls, translate.ToolCall{ID: callID(fc), Name: fc.Get("name").String(), Args: translate.Arguments(fc.Get("args"))})
 		}
 	}
 	u := usage(r.Get("usageMetadata"))
-	body := oaichunk.AppendCompletion(make([]byte, 0, len(raw)+256), responseID(r), modelOf(r, model), created, text.Token(), calls,
+	body := translate.AppendCompletion(make([]byte, 0, len(raw)+256), responseID(r), modelOf(r, model), created, text.Token(), calls,
 		finishReason(cand.Get("finishReason").String(), len(calls) > 0), u)
 	return &provider.Response{Body: body, Usage: u}, nil
 }

@@ -7,17 +7,16 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
-	"github.com/secureai-gateway/gateway/internal/provider/ssestream"
+	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
-var streamFormat = ssestream.Format{Provider: "gemini", Event: "stream frame", Terminator: "a finishReason"}
+var streamFormat = translate.SSEFormat{Provider: "gemini", Event: "stream frame", Terminator: "a finishReason"}
 
 // translator reads streamGenerateContent?alt=sse: every data frame is a whole
 // GenerateContentResponse carrying the next parts; the frame with a finishReason is the last.
 type translator struct {
 	a       *adapter
-	chunks  oaichunk.Chunks
+	chunks  translate.Chunks
 	model   string
 	created int64
 
@@ -27,11 +26,11 @@ type translator struct {
 
 func (a *adapter) newStream(ctx context.Context, body io.ReadCloser, model string, created int64) provider.Stream {
 	t := &translator{a: a, model: model, created: created}
-	return ssestream.New(ctx, body, streamFormat, t.frame)
+	return translate.NewSSEStream(ctx, body, streamFormat, t.frame)
 }
 
 // frame queues the chunks one frame produces.
-func (t *translator) frame(data []byte, q *oaichunk.Queue) error {
+func (t *translator) frame(data []byte, q *translate.Queue) error {
 	if !gjson.ValidBytes(data) {
 		return malformed("stream frame")
 	}
@@ -48,7 +47,7 @@ func (t *translator) frame(data []byte, q *oaichunk.Queue) error {
 	}
 	if !t.started {
 		t.started = true
-		t.chunks = oaichunk.NewChunks(responseID(r), modelOf(r, t.model), t.created)
+		t.chunks = translate.NewChunks(responseID(r), modelOf(r, t.model), t.created)
 		q.Push(t.chunks.Role())
 	}
 	for _, p := range cand.Get("content.parts").Array() {
@@ -56,7 +55,7 @@ func (t *translator) frame(data []byte, q *oaichunk.Queue) error {
 			q.Push(t.chunks.Text([]byte(s.Raw)))
 		} else if fc := p.Get("functionCall"); fc.Exists() {
 			// Gemini sends a call whole, so one delta carries its id, name and arguments.
-			q.Push(t.chunks.ToolCall(t.tools, callID(fc), fc.Get("name").String(), oaichunk.Arguments(fc.Get("args"))))
+			q.Push(t.chunks.ToolCall(t.tools, callID(fc), fc.Get("name").String(), translate.Arguments(fc.Get("args"))))
 			t.tools++
 		}
 	}

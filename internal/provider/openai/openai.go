@@ -86,5 +86,5 @@ func (p *Provider) send(ctx context.Context, req *provider.Request) (*http.Respo
 	if req.Stream {
 		header = p.streamHeader
 	}
-	return p.http.Post(ctx, p.endpoint, body, header)
+	return p.http.Post(ctx, p.endpoint, body, header, req.OnSend)
 }

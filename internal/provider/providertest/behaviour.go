@@ -1,15 +1,19 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
@@ -103,4 +107,76 @@ func Summary(cs []provider.Chunk) string {
 		}
 	}
 	return strings.Join(s, " ")
+}
+
+// SendHookHeader is the field CheckSendHook's hook adds to the upstream request.
+const SendHookHeader = "X-Gateway-Send-Hook"
+
+// refusal is the error CheckSendHook's refusing hook returns. It carries a failover reason, which
+// the refusal must not turn into a failover.
+type refusal struct{}
+
+func (refusal) Error() string                { return "refused by the send hook" }
+func (refusal) FailoverReason() chain.Reason { return chain.ServerError }
+
+// CheckSendHook calls p, plain and streamed, with a Request.OnSend hook, against s, which answers
+// both with success. A hook that accepts is called once per upstream request, with exactly the
+// bytes s received, and the header it returns reaches s. A hook that refuses aborts the call with
+// nothing sent, and its error comes back final, as a *provider.SendHookError wrapping its own.
+func CheckSendHook(t *testing.T, p provider.Provider, s *Server, req *provider.Request) {
+	t.Helper()
+	call := func(stream bool, hook provider.SendHook) error {
+		r := *req
+		r.Stream, r.OnSend = stream, hook
+		if !stream {
+			_, err := p.Complete(WithTimeout(t, 5*time.Second), &r)
+			return err
+		}
+		st, err := p.Stream(WithTimeout(t, 5*time.Second), &r)
+		if err != nil {
+			return err
+		}
+		if _, err = Drain(t, st); err != io.EOF {
+			return err
+		}
+		return nil
+	}
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v/sent bytes are the hook's", stream), func(t *testing.T) {
+			var seen [][]byte
+			before := s.Calls()
+			err := call(stream, func(ctx context.Context, body []byte) (http.Header, error) {
+				seen = append(seen, bytes.Clone(body))
+				return http.Header{SendHookHeader: {"attempt-1"}}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, header, _ := s.Received()
+			if calls := s.Calls() - before; len(seen) != 1 || calls != 1 {
+				t.Fatalf("hook called %d times for %d upstream requests, want 1 and 1", len(seen), calls)
+			}
+			if len(body) == 0 || !bytes.Equal(seen[0], body) {
+				t.Errorf("hook saw\n%s\nupstream received\n%s", seen[0], body)
+			}
+			if got := header.Get(SendHookHeader); got != "attempt-1" {
+				t.Errorf("upstream %s = %q, want the hook's attempt-1", SendHookHeader, got)
+			}
+		})
+		t.Run(fmt.Sprintf("stream=%v/a refusal sends nothing and is final", stream), func(t *testing.T) {
+			before := s.Calls()
+			err := call(stream, func(context.Context, []byte) (http.Header, error) { return nil, refusal{} })
+			if calls := s.Calls() - before; calls != 0 {
+				t.Errorf("upstream received %d requests, want none", calls)
+			}
+			var refused *provider.SendHookError
+			var own refusal
+			if !errors.As(err, &refused) || !errors.As(err, &own) {
+				t.Fatalf("err = %v (%T), want a *provider.SendHookError wrapping the hook's error", err, err)
+			}
+			if r := chain.ReasonOf(err); r != "" {
+				t.Errorf("reason = %q, want a final error", r)
+			}
+		})
+	}
 }

@@ -88,6 +88,23 @@ func TestWiresThroughTheAdapters(t *testing.T) {
 	}
 }
 
+// TestSendHookSeesTheWireBytes proves, through each HTTP adapter, that Request.OnSend sees
+// exactly the bytes its provider receives and can add a header or refuse (see CheckSendHook).
+func TestSendHookSeesTheWireBytes(t *testing.T) {
+	adapters := map[string]func(provider.Config) (provider.Provider, error){"openai": openai.New, "anthropic": anthropic.New, "gemini": gemini.New}
+	req := &provider.Request{Body: []byte(`{"model":"x","messages":[{"role":"user","content":"Hi \u00e9"}],"max_tokens":5}`), Model: "m"}
+	for _, w := range []pt.Wire{pt.OpenAI, pt.Anthropic, pt.Gemini} {
+		t.Run(w.Name, func(t *testing.T) {
+			s := pt.New(t, w.Handler(pt.Serve, "Hi"))
+			p, err := adapters[w.Name](provider.Config{Name: w.Name, BaseURL: s.URL, APIKey: key, Client: s.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pt.CheckSendHook(t, p, s, req)
+		})
+	}
+}
+
 // ignoreEOF turns a plain call's success into the io.EOF WantEnd expects of a clean stream.
 func ignoreEOF(err error, stream bool) error {
 	if !stream && err == nil {

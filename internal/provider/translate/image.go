@@ -1,4 +1,4 @@
-package oaimsg
+package translate
 
 import "strings"
 

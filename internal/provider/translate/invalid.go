@@ -1,4 +1,4 @@
-package oaimsg
+package translate
 
 import "github.com/secureai-gateway/gateway/internal/provider"
 

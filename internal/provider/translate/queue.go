@@ -1,4 +1,4 @@
-package oaichunk
+package translate
 
 import "github.com/secureai-gateway/gateway/internal/provider"
 

@@ -1,41 +1,43 @@
-package provider
+package translate
 
 import (
 	"context"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
-// Translating is the call flow of an adapter that translates to its provider's own HTTP wire
+// Provider is the call flow of an adapter that translates to its provider's own HTTP wire
 // format: send the translated request, then translate the whole answer back or stream it. The
 // adapter supplies the three provider-specific steps.
-type Translating struct {
+type Provider struct {
 	// Send translates req and posts it, returning a successful answer or a classified error.
-	Send func(ctx context.Context, req *Request, stream bool) (*http.Response, error)
+	Send func(ctx context.Context, req *provider.Request, stream bool) (*http.Response, error)
 	// Translate turns a whole answer into a chat.completion; created is its timestamp.
-	Translate func(raw []byte, model string, created int64) (*Response, error)
+	Translate func(raw []byte, model string, created int64) (*provider.Response, error)
 	// NewStream reads a streamed answer's body as chat.completion.chunk objects.
-	NewStream func(ctx context.Context, body io.ReadCloser, model string, created int64) Stream
+	NewStream func(ctx context.Context, body io.ReadCloser, model string, created int64) provider.Stream
 	// MaxResponse bounds a non-streamed answer read into memory.
 	MaxResponse int64
 }
 
-// Complete implements Provider.
-func (t *Translating) Complete(ctx context.Context, req *Request) (*Response, error) {
+// Complete implements provider.Provider.
+func (t *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	resp, err := t.Send(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := ReadBody(resp.Body, t.MaxResponse)
+	raw, err := provider.ReadBody(resp.Body, t.MaxResponse)
 	if err != nil {
 		return nil, err
 	}
 	return t.Translate(raw, req.Model, time.Now().Unix())
 }
 
-// Stream implements Provider.
-func (t *Translating) Stream(ctx context.Context, req *Request) (Stream, error) {
+// Stream implements provider.Provider.
+func (t *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
 	resp, err := t.Send(ctx, req, true)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package oaichunk
+package translate
 
 import (
 	"strconv"

@@ -1,12 +1,10 @@
-package oaimsg
+package translate
 
 import (
 	"fmt"
 	"strconv"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/secureai-gateway/gateway/internal/provider/oaichunk"
 )
 
 // AppendParts appends content, a string or an array of OpenAI content parts, to the open JSON
@@ -18,7 +16,7 @@ func AppendParts(b []byte, content gjson.Result, param, provider string, images 
 	text func(b []byte, t gjson.Result) []byte, image func(b []byte, url, param string) ([]byte, error)) ([]byte, error) {
 	if content.Type == gjson.String {
 		if content.Str != "" {
-			b = text(oaichunk.Sep(b), content)
+			b = text(Sep(b), content)
 		}
 		return b, nil
 	}
@@ -27,11 +25,11 @@ func AppendParts(b []byte, content gjson.Result, param, provider string, images 
 		switch typ := part.Get("type").String(); {
 		case typ == "text":
 			if t := part.Get("text"); t.Type == gjson.String && t.Str != "" {
-				b = text(oaichunk.Sep(b), t)
+				b = text(Sep(b), t)
 			}
 		case typ == "image_url" && images:
 			var err error
-			if b, err = image(oaichunk.Sep(b), part.Get("image_url.url").String(), pp+".image_url.url"); err != nil {
+			if b, err = image(Sep(b), part.Get("image_url.url").String(), pp+".image_url.url"); err != nil {
 				return nil, err
 			}
 		default:
