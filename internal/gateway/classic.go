@@ -13,7 +13,7 @@ import (
 // idempotency claim must outlast it, or a repeat could take over a request still running.
 const lambdaMaxDuration = 15 * time.Minute
 
-func newClassic(svc *completion.Service, d Deps) *classicapi.Handler {
+func classicChat(d Deps, svc *completion.Service) http.Handler {
 	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
 	if d.Idempotency != nil {
 		lease := lambdaMaxDuration + time.Minute
@@ -22,8 +22,5 @@ func newClassic(svc *completion.Service, d Deps) *classicapi.Handler {
 		}
 		h.Idempotency = &idempotency.Guard{Store: d.Idempotency, TTL: idempotency.TTL, Lease: lease}
 	}
-	return h
+	return endpoint(d, classicapi.Render, h.Chat)
 }
-
-// ClassicChat serves POST /chat/completions.
-func (g *Gateway) ClassicChat() http.Handler { return g.endpoint(classicapi.Render, g.classic.Chat) }
