@@ -106,4 +106,3 @@ func (r *Router) Route(model string) (Route, error) {
 	}
 	return Route{Model: m, Provider: p}, nil
 }
-

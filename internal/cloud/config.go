@@ -67,7 +67,7 @@ func optional(valid func(string) bool) func(string) bool {
 }
 
 // quotedOrigin accepts what API Gateway's CORS AllowOrigin takes and a browser compares against
-// its Origin header: '' (off), '*', or 'scheme://host[:port]' with nothing after it.
+// its Origin header, in single quotes: nothing (CORS off), *, or scheme://host[:port] alone.
 func quotedOrigin(v string) bool {
 	if len(v) < 2 || v[0] != '\'' || v[len(v)-1] != '\'' {
 		return false

@@ -25,7 +25,7 @@ func TestParseConfig(t *testing.T) {
 			"SECUREAI_TABLE_IDEMPOTENCY": "idem.table_1", "SECUREAI_DEMO": "true", "SECUREAI_KEY_CACHE_TTL": "0",
 			"SECUREAI_MAX_BODY_BYTES": "1024", "SECUREAI_CORS_ORIGIN": "'https://app.example.com:8443'",
 			"SECUREAI_PROVIDER_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:keys",
-			"AWS_LAMBDA_FUNCTION_NAME": "models",
+			"AWS_LAMBDA_FUNCTION_NAME":     "models",
 		}))
 		if err != nil {
 			t.Fatal(err)

@@ -29,7 +29,7 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 		h, err := l.get(r.Context())
 		if err != nil {
 			c.Log.ErrorContext(r.Context(), "endpoint start failed", "request_id", httpapi.RequestID(r.Context()),
-				"route", r.Method+" "+r.URL.Path, "err", err)
+				"route", r.Method+" "+r.URL.Path, "err", err, "cause", errors.Unwrap(err))
 			render(w, r, startProblem(err))
 			return
 		}
