@@ -12,7 +12,9 @@ import (
 
 type anyKey struct{}
 
-func (anyKey) KeyByHash(context.Context, string) (*apikey.Key, error) { return &apikey.Key{ID: "k"}, nil }
+func (anyKey) KeyByHash(context.Context, string) (*apikey.Key, error) {
+	return &apikey.Key{ID: "k"}, nil
+}
 
 // The models function builds no provider, yet lists exactly what the full gateway lists: the
 // models whose provider has its credential.
