@@ -24,7 +24,7 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 			// API Gateway answers only the preflight of a proxy integration; the function's own
 			// answer must name the origin, or a browser drops it.
 			w.Header().Set("Access-Control-Allow-Origin", c.Config.CORSOrigin)
-			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed")
+			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After")
 		}
 		h, err := l.get(r.Context())
 		if err != nil {
