@@ -29,11 +29,11 @@ func main() {
 }
 
 func run(log *slog.Logger) error {
-	env, err := gateway.LoadEnv(true)
+	env, err := gateway.LoadEnv()
 	if err != nil {
 		return err
 	}
-	cat, stopDemo, err := env.Catalog()
+	cat, stopDemo, err := gateway.Catalog(env.ConfigPath, env.Demo)
 	if err != nil {
 		return err
 	}

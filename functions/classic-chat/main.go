@@ -2,6 +2,10 @@
 package main
 
 import (
+	"context"
+	"log"
+	"net/http"
+
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
@@ -9,5 +13,16 @@ import (
 )
 
 func main() {
-	awslambda.StartStreaming(cloud.Handler((*gateway.Gateway).ClassicChat, classicapi.Render))
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("classic-chat: %v", err)
+	}
+	awslambda.StartStreaming(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d.HTTPClient, d.Engine, d.Idempotency = c.ProviderClient(), c.Engine(), c.Idempotency()
+		return gateway.NewClassicChat(d)
+	}))
 }

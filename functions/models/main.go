@@ -1,7 +1,12 @@
-// Command models is the Lambda behind GET /v1/models.
+// Command models is the Lambda behind GET /v1/models: the catalog and the key lookup, no provider
+// and no idempotency guard.
 package main
 
 import (
+	"context"
+	"log"
+	"net/http"
+
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
@@ -9,5 +14,15 @@ import (
 )
 
 func main() {
-	awslambda.Start(cloud.Handler((*gateway.Gateway).OpenAIModels, openaiapi.Render))
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("models: %v", err)
+	}
+	awslambda.Start(c.HTTP(openaiapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return gateway.NewModels(d), nil
+	}))
 }

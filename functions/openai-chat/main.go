@@ -2,6 +2,10 @@
 package main
 
 import (
+	"context"
+	"log"
+	"net/http"
+
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
@@ -9,5 +13,16 @@ import (
 )
 
 func main() {
-	awslambda.StartStreaming(cloud.Handler((*gateway.Gateway).OpenAIChat, openaiapi.Render))
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("openai-chat: %v", err)
+	}
+	awslambda.StartStreaming(c.HTTP(openaiapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d.HTTPClient, d.Engine = c.ProviderClient(), c.Engine()
+		return gateway.NewOpenAIChat(d)
+	}))
 }

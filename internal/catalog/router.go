@@ -41,30 +41,59 @@ func (e *ModelError) Fault() *fault.Error {
 	return fault.New(fault.InvalidRequest, "Unknown model", e.Error()).WithCode("model_not_found").WithParam("model")
 }
 
+// Listing says which models are available from the credentials alone, building no provider: for
+// an endpoint that lists models and calls none. A Router answers the same for the models it routes.
+type Listing struct {
+	cat         *Catalog
+	unavailable map[string]string // provider name → why
+}
+
+// NewListing notes every provider whose credential is missing. credential resolves an
+// api_key_env name, as for NewRouter.
+func NewListing(c *Catalog, credential func(name string) string) *Listing {
+	l := &Listing{cat: c, unavailable: map[string]string{}}
+	for name, pc := range c.Providers {
+		if pc.APIKeyEnv != "" && credential(pc.APIKeyEnv) == "" {
+			l.unavailable[name] = fmt.Sprintf("provider %s has no credential configured (%s is not set)", name, pc.APIKeyEnv)
+		}
+	}
+	return l
+}
+
+// Available lists the models whose provider is configured and has its credential, in name order.
+func (l *Listing) Available() []*Model {
+	out := make([]*Model, 0, len(l.cat.Models))
+	for _, n := range l.cat.ModelNames() {
+		m := l.cat.Models[n]
+		if _, configured := l.cat.Providers[m.Provider]; configured && l.unavailable[m.Provider] == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Router maps model names to ready providers. Providers are built once, at start.
 type Router struct {
-	cat         *Catalog
-	providers   map[string]provider.Provider
-	unavailable map[string]string // provider name → why
+	*Listing
+	providers map[string]provider.Provider
 }
 
 // NewRouter builds one provider per configured provider. credential resolves an api_key_env name
 // (from the environment locally, from Secrets Manager in the cloud). A provider whose credential
 // is missing stays listed as unavailable rather than failing the start.
 func NewRouter(c *Catalog, factories map[string]Factory, credential func(name string) string, client *http.Client) (*Router, error) {
-	r := &Router{cat: c, providers: map[string]provider.Provider{}, unavailable: map[string]string{}}
+	r := &Router{Listing: NewListing(c, credential), providers: map[string]provider.Provider{}}
 	for name, pc := range c.Providers {
 		f, ok := factories[pc.Type]
 		if !ok {
 			return nil, fmt.Errorf("catalog: provider %q has unknown type %q", name, pc.Type)
 		}
+		if r.unavailable[name] != "" {
+			continue
+		}
 		cfg := provider.Config{Name: name, Type: pc.Type, BaseURL: pc.BaseURL, Region: pc.Region, Client: client}
 		if pc.APIKeyEnv != "" {
 			cfg.APIKey = credential(pc.APIKeyEnv)
-			if cfg.APIKey == "" {
-				r.unavailable[name] = fmt.Sprintf("provider %s has no credential configured (%s is not set)", name, pc.APIKeyEnv)
-				continue
-			}
 		}
 		p, err := f(cfg)
 		if err != nil {
@@ -86,15 +115,4 @@ func (r *Router) Route(model string) (Route, error) {
 		return Route{}, &ModelError{Model: model, Unavailable: true, Detail: r.unavailable[m.Provider]}
 	}
 	return Route{Model: m, Provider: p}, nil
-}
-
-// Available lists the models whose provider is ready, in name order.
-func (r *Router) Available() []*Model {
-	out := make([]*Model, 0, len(r.cat.Models))
-	for _, n := range r.cat.ModelNames() {
-		if m := r.cat.Models[n]; r.providers[m.Provider] != nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

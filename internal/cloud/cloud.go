@@ -1,6 +1,9 @@
-// Package cloud assembles the gateway the way a Lambda function runs it: keys in DynamoDB behind
-// a warm-function cache, provider credentials from Secrets Manager, X-Ray on every attempt and
-// SDK call. functions/*/main.go call Handler and nothing else.
+// Package cloud is what every Lambda function shares, loaded once per cold start: the parsed
+// configuration, the AWS SDK configuration (the smithy body guard, X-Ray, bounded retries, calls
+// that end before the invocation's deadline), the DynamoDB store, the provider credentials from
+// Secrets Manager, tracing and a JSON logger. A function's main.go calls Load, builds exactly its
+// endpoint's (or consumer's) dependencies from these pieces and starts; HTTP adds the lazy
+// first-request build an API function needs, an SQS consumer uses the pieces directly.
 package cloud
 
 import (
@@ -9,108 +12,148 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/awsclient"
-
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/secureai-gateway/gateway/internal/awsclient"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 )
 
-// reserve is kept back from the Lambda deadline so a chain that runs out of time still answers.
-const reserve = 500 * time.Millisecond
+const (
+	// reserve is kept back from the invocation's deadline: a chain, a store call or the first
+	// request's build that runs out of time ends this much early, so the function still answers.
+	reserve = 500 * time.Millisecond
+	// The SDK's own retries stay short: a store or secret that is down must not use up the
+	// invocation in backoff, and an attempt that hangs is cut and tried again.
+	sdkMaxAttempts    = 3
+	sdkMaxBackoff     = 500 * time.Millisecond
+	sdkAttemptTimeout = 3 * time.Second
+)
 
-// Handler returns the endpoint pick chooses. The gateway is built on the first request, not at
-// init, so a cold start makes no network call; a failed build is retried by the next request.
-func Handler(pick func(*gateway.Gateway) http.Handler, render httpapi.Render) http.Handler {
-	var (
-		mu sync.Mutex
-		h  http.Handler
-	)
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	// The template's AllowedOrigins, quoted as API Gateway wants it ("''": CORS off). API Gateway
-	// answers only the preflight; with a proxy integration the function's own answer must carry
-	// the origin, or a browser drops it.
-	origin := strings.Trim(os.Getenv("SECUREAI_CORS_ORIGIN"), "'")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin != "" {
-			w.Header().Set("Access-Control-Allow-Origin", origin)
-			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed")
-		}
-		mu.Lock()
-		if h == nil {
-			gw, err := build(r.Context(), log)
-			if err != nil {
-				mu.Unlock()
-				render(w, r, fmt.Errorf("gateway start: %w", err))
-				return
-			}
-			h = pick(gw)
-		}
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	})
+// Cloud holds what a function loaded at its cold start. Nothing in it has gone over the network.
+type Cloud struct {
+	Config Config
+	// AWS builds every SDK client the functions use (Bedrock keeps its own, without retries).
+	AWS   aws.Config
+	Log   *slog.Logger
+	Store *dynamostore.Store
+	// The events issue adds the event publisher here, built from AWS like Store.
+
+	secrets *secretsmanager.Client
+	keys    *Keys
+	catalog func() (*catalog.Catalog, error)
 }
 
-func build(ctx context.Context, log *slog.Logger) (gw *gateway.Gateway, err error) {
-	env, err := gateway.LoadEnv(false)
+// Load parses the environment and builds the AWS clients, once per cold start. It makes no
+// network call (credentials resolve on the first SDK call), so init stays cheap; its errors are
+// configuration errors, each naming what to fix.
+func Load(ctx context.Context) (*Cloud, error) {
+	cfg, err := ParseConfig(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := config.LoadDefaultConfig(ctx,
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts, o.MaxBackoff = sdkMaxAttempts, sdkMaxBackoff
+			})
+		}),
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(sdkAttemptTimeout)))
 	if err != nil {
 		return nil, fmt.Errorf("cloud: AWS configuration: %w", err)
 	}
 	awsclient.Guard(&awsCfg)
-	traced := tracing.Enabled()
-	if traced {
+	if cfg.Tracing {
 		tracing.AWS(&awsCfg)
 	}
+	endBeforeDeadline(&awsCfg, reserve)
 
-	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), dynamostore.Tables{
-		APIKeys:     os.Getenv("SECUREAI_TABLE_API_KEYS"),
-		Idempotency: os.Getenv("SECUREAI_TABLE_IDEMPOTENCY"),
-	})
-	credential := os.Getenv
-	if arn := os.Getenv("SECUREAI_PROVIDER_SECRET_ARN"); arn != "" {
-		if credential, err = awssecrets.Credentials(ctx, secretsmanager.NewFromConfig(awsCfg), arn, os.Getenv); err != nil {
-			return nil, err
-		}
-	}
-	cat, stopDemo, err := env.Catalog()
+	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Tables)
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	// The function's one logger: the lines every 5xx writes (httpapi) go to CloudWatch as JSON.
+	slog.SetDefault(log)
+	return &Cloud{
+		Config:  cfg,
+		AWS:     awsCfg,
+		Log:     log,
+		Store:   store,
+		secrets: secretsmanager.NewFromConfig(awsCfg),
+		keys:    &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
+		// The demo provider, when on, lives as long as the warm function.
+		catalog: sync.OnceValues(func() (*catalog.Catalog, error) {
+			cat, _, err := gateway.Catalog(cfg.CatalogPath, cfg.Demo)
+			return cat, err
+		}),
+	}, nil
+}
+
+// GatewayDeps returns what every endpoint needs: the catalog, the provider credentials (read from
+// Secrets Manager now, under ctx), the cached key lookup and the logger. Chat endpoints add
+// ProviderClient, Engine and, for the classic surface, Idempotency.
+func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
+	cat, err := c.catalog()
 	if err != nil {
-		return nil, err
+		return gateway.Deps{}, err
 	}
-	defer func() {
-		if gw == nil {
-			stopDemo() // the next request builds again, with a demo of its own
-		}
-	}() // otherwise the demo lives as long as the warm function
+	credential, err := c.Credentials(ctx)
+	if err != nil {
+		return gateway.Deps{}, err
+	}
+	// No Budget: the invocation's deadline bounds every request, and the classic surface's
+	// idempotency lease then covers the longest invocation Lambda allows.
+	return gateway.Deps{Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody}, nil
+}
 
-	client := provider.NewHTTPClient()
-	engine := chain.Engine{Reserve: reserve}
-	if traced {
-		client = tracing.HTTPClient(client)
-		engine.Trace = tracing.Attempt
+// Credentials resolves a provider's api_key_env: from the Secrets Manager secret when the
+// configuration names one (read now), else from the environment.
+func (c *Cloud) Credentials(ctx context.Context) (func(string) string, error) {
+	if c.Config.ProviderSecretARN == "" {
+		return os.Getenv, nil
 	}
-	deps := gateway.Deps{
-		Catalog: cat, Credential: credential, HTTPClient: client, Log: log,
-		Keys:   keycache.New(store, env.KeyCacheTTL, time.Now),
-		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: engine,
+	credential, err := awssecrets.Credentials(ctx, c.secrets, c.Config.ProviderSecretARN, os.Getenv)
+	if err != nil {
+		return nil, dependencyError("Secrets Manager", err)
 	}
-	if os.Getenv("SECUREAI_TABLE_IDEMPOTENCY") != "" {
-		deps.Idempotency = store // without a table, Idempotency-Key requests are refused (501)
+	return credential, nil
+}
+
+// ProviderClient is the pooled HTTP client every provider adapter shares, traced when tracing is on.
+func (c *Cloud) ProviderClient() *http.Client {
+	if c.Config.Tracing {
+		return tracing.HTTPClient(provider.NewHTTPClient())
 	}
-	return gateway.New(deps)
+	return provider.NewHTTPClient()
+}
+
+// Engine runs failover chains that keep the reserve back from the deadline, one X-Ray
+// subsegment per attempt when tracing is on.
+func (c *Cloud) Engine() chain.Engine {
+	e := chain.Engine{Reserve: reserve}
+	if c.Config.Tracing {
+		e.Trace = tracing.Attempt
+	}
+	return e
+}
+
+// Idempotency is the Idempotency-Key store; nil when no table is configured, so such requests
+// are refused (501) rather than replayed from nowhere.
+func (c *Cloud) Idempotency() idempotency.Store {
+	if c.Config.Tables.Idempotency == "" {
+		return nil
+	}
+	return c.Store
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 )
 
@@ -24,5 +25,7 @@ func newGuard(d Deps) *idempotency.Guard {
 	return &idempotency.Guard{Store: d.Idempotency, TTL: idempotency.TTL, Lease: lease}
 }
 
-// ClassicChat serves POST /chat/completions.
-func (g *Gateway) ClassicChat() http.Handler { return g.endpoint(classicapi.Render, g.classic.Chat) }
+func classicChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
+	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
+	return endpoint(d, classicapi.Render, h.Chat)
+}

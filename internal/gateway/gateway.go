@@ -1,6 +1,7 @@
-// Package gateway assembles the endpoints from their dependencies. The local server mounts every
-// route on one mux; each Lambda function mounts the one handler it serves. Both get the same
-// http.Handlers from here.
+// Package gateway assembles the endpoints from their dependencies. Each endpoint can be built
+// alone (NewModels, NewOpenAIChat, NewClassicChat), so a Lambda function builds only what its
+// route needs; New builds them all on one router for the local server's Mux. Both get the same
+// http.Handlers from the same small builders.
 package gateway
 
 import (
@@ -8,15 +9,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/identity"
-
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/anthropic"
@@ -38,7 +38,8 @@ func Factories() map[string]catalog.Factory {
 // DefaultMaxBody is the request body limit when Deps leaves it unset (SECUREAI_MAX_BODY_BYTES).
 const DefaultMaxBody = 8 << 20
 
-// Deps are what the endpoints need.
+// Deps are what the endpoints need; each builder takes only its part (models reads neither
+// HTTPClient, Engine nor Idempotency).
 type Deps struct {
 	Catalog    *catalog.Catalog
 	Credential func(name string) string // resolves a provider's api_key_env
@@ -55,58 +56,93 @@ type Deps struct {
 	Observer completion.Observer
 }
 
-// Gateway holds the assembled endpoints.
-type Gateway struct {
-	deps    Deps
-	Router  *catalog.Router
-	openai  *openaiapi.Handler
-	classic *classicapi.Handler
-}
-
-// New builds the providers and endpoints once; nothing here runs per request.
-func New(d Deps) (*Gateway, error) {
-	if d.HTTPClient == nil {
-		d.HTTPClient = provider.NewHTTPClient()
-	}
+func (d Deps) withDefaults() Deps {
 	if d.MaxBody <= 0 {
 		d.MaxBody = DefaultMaxBody
 	}
-	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, d.HTTPClient)
+	return d
+}
+
+// NewModels builds GET /v1/models. Listing needs the catalog and the credentials only: no
+// provider is built and no idempotency guard.
+func NewModels(d Deps) http.Handler {
+	d = d.withDefaults()
+	return models(d, catalog.NewListing(d.Catalog, d.Credential))
+}
+
+// NewOpenAIChat builds POST /v1/chat/completions.
+func NewOpenAIChat(d Deps) (http.Handler, error) {
+	d = d.withDefaults()
+	svc, _, err := completions(d)
+	if err != nil {
+		return nil, err
+	}
+	return openAIChat(d, svc, newGuard(d)), nil
+}
+
+// NewClassicChat builds POST /chat/completions.
+func NewClassicChat(d Deps) (http.Handler, error) {
+	d = d.withDefaults()
+	svc, _, err := completions(d)
+	if err != nil {
+		return nil, err
+	}
+	return classicChat(d, svc, newGuard(d)), nil
+}
+
+// Gateway holds every endpoint, built on one router, for the local server.
+type Gateway struct {
+	models, openAIChat, classicChat http.Handler
+}
+
+// New builds the providers and every endpoint once; nothing here runs per request.
+func New(d Deps) (*Gateway, error) {
+	d = d.withDefaults()
+	svc, router, err := completions(d)
 	if err != nil {
 		return nil, err
 	}
 	guard := newGuard(d)
-	svc := &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings, Observer: d.Observer}
-	return &Gateway{
-		deps:    d,
-		Router:  router,
-		openai:  &openaiapi.Handler{Completions: svc, Models: router, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard},
-		classic: &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard},
-	}, nil
-}
-
-// endpoint wraps h with what every authenticated route needs.
-func (g *Gateway) endpoint(render httpapi.Render, h http.HandlerFunc) http.Handler {
-	return httpapi.WithRequestID(httpapi.WithBudget(g.deps.Budget, httpapi.Authenticate(g.deps.Keys, render, h)))
-}
-
-// OpenAIChat serves POST /v1/chat/completions.
-func (g *Gateway) OpenAIChat() http.Handler { return g.endpoint(openaiapi.Render, g.openai.Chat) }
-
-// OpenAIModels serves GET /v1/models.
-func (g *Gateway) OpenAIModels() http.Handler {
-	return g.endpoint(openaiapi.Render, g.openai.ListModels)
+	return &Gateway{models: models(d, router), openAIChat: openAIChat(d, svc, guard), classicChat: classicChat(d, svc, guard)}, nil
 }
 
 // Mux mounts every route, for the local server. Unknown routes and wrong methods answer in the
 // classic envelope and carry an X-Request-Id like every other response.
 func (g *Gateway) Mux() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/chat/completions", g.OpenAIChat())
-	mux.Handle("GET /v1/models", g.OpenAIModels())
-	mux.Handle("POST /chat/completions", g.ClassicChat())
+	mux.Handle("POST /v1/chat/completions", g.openAIChat)
+	mux.Handle("GET /v1/models", g.models)
+	mux.Handle("POST /chat/completions", g.classicChat)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		classicapi.Render(w, r, fault.New(fault.NotFound, "Not found", "no route "+r.Method+" "+r.URL.Path).WithCode("not_found"))
 	})
 	return httpapi.WithRequestID(mux)
+}
+
+// completions builds one provider per configured provider and the completion service on them.
+func completions(d Deps) (*completion.Service, *catalog.Router, error) {
+	client := d.HTTPClient
+	if client == nil {
+		client = provider.NewHTTPClient()
+	}
+	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings, Observer: d.Observer}, router, nil
+}
+
+func models(d Deps, list openaiapi.ModelLister) http.Handler {
+	h := &openaiapi.Handler{Models: list, MaxBody: d.MaxBody, Log: d.Log}
+	return endpoint(d, openaiapi.Render, h.ListModels)
+}
+
+func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
+	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
+	return endpoint(d, openaiapi.Render, h.Chat)
+}
+
+// endpoint wraps h with what every authenticated route needs.
+func endpoint(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
+	return httpapi.WithRequestID(httpapi.WithBudget(d.Budget, httpapi.Authenticate(d.Keys, render, h)))
 }

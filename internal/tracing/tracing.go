@@ -6,7 +6,6 @@ package tracing
 import (
 	"context"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,13 +14,13 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
-// Enabled reports whether traces are recorded: in Lambda with active tracing, unless
-// AWS_XRAY_SDK_DISABLED says otherwise (it does locally and in tests).
-func Enabled() bool {
-	if off, err := strconv.ParseBool(os.Getenv("AWS_XRAY_SDK_DISABLED")); err == nil && off {
+// Enabled reports whether traces are recorded, from the environment getenv reads: in Lambda with
+// active tracing, unless AWS_XRAY_SDK_DISABLED says otherwise (it does locally and in tests).
+func Enabled(getenv func(string) string) bool {
+	if off, err := strconv.ParseBool(getenv("AWS_XRAY_SDK_DISABLED")); err == nil && off {
 		return false
 	}
-	return os.Getenv("_X_AMZN_TRACE_ID") != "" || os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != ""
+	return getenv("_X_AMZN_TRACE_ID") != "" || getenv("AWS_LAMBDA_FUNCTION_NAME") != ""
 }
 
 // Attempt is a chain.Engine Trace hook: one subsegment per attempt, annotated with the model,

@@ -9,20 +9,21 @@ import (
 )
 
 func TestDisabledLocallyAndInTests(t *testing.T) {
-	t.Setenv("AWS_XRAY_SDK_DISABLED", "true")
-	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "openai-chat")
-	if Enabled() {
-		t.Fatal("Enabled() with AWS_XRAY_SDK_DISABLED=true, want false")
-	}
-	t.Setenv("AWS_XRAY_SDK_DISABLED", "")
-	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "")
-	t.Setenv("_X_AMZN_TRACE_ID", "")
-	if Enabled() {
-		t.Fatal("Enabled() outside Lambda, want false")
-	}
-	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "openai-chat")
-	if !Enabled() {
-		t.Fatal("Enabled() in Lambda, want true")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want bool
+	}{
+		{"disabled in Lambda", map[string]string{"AWS_XRAY_SDK_DISABLED": "true", "AWS_LAMBDA_FUNCTION_NAME": "openai-chat"}, false},
+		{"outside Lambda", map[string]string{}, false},
+		{"in Lambda", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "openai-chat"}, true},
+		{"under a trace header", map[string]string{"_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Enabled(func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Errorf("Enabled() = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

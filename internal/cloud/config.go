@@ -1,0 +1,82 @@
+package cloud
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/envvar"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/keycache"
+	"github.com/secureai-gateway/gateway/internal/tracing"
+)
+
+// Config is every setting a function reads from its environment, parsed in one place: a
+// malformed value fails Load with an *envvar.Error naming the variable. template.yaml's
+// parameter patterns admit only values this parser accepts (internal/templatetest checks both).
+// The AWS SDK reads its own AWS_* variables; provider credentials named by the catalog's
+// api_key_env are looked up, not parsed.
+type Config struct {
+	// Tables are SECUREAI_TABLE_API_KEYS (required) and SECUREAI_TABLE_IDEMPOTENCY (optional:
+	// without it, Idempotency-Key requests are refused).
+	Tables dynamostore.Tables
+	// ProviderSecretARN is SECUREAI_PROVIDER_SECRET_ARN, the Secrets Manager secret holding the
+	// provider credentials; "" reads them from the environment.
+	ProviderSecretARN string
+	CatalogPath       string        // SECUREAI_CONFIG: a catalog overlay file
+	Demo              bool          // SECUREAI_DEMO: serve the demo/* models, default false
+	MaxBody           int64         // SECUREAI_MAX_BODY_BYTES
+	KeyCacheTTL       time.Duration // SECUREAI_KEY_CACHE_TTL, default 30s; 0 turns the cache off
+	// CORSOrigin is SECUREAI_CORS_ORIGIN (the AllowedOrigins parameter, quoted as API Gateway
+	// wants it: 'https://app.example.com'), unquoted; "" when CORS is off ('').
+	CORSOrigin string
+	// Tracing is on in Lambda unless AWS_XRAY_SDK_DISABLED says otherwise.
+	Tracing bool
+}
+
+// ParseConfig reads the configuration through getenv (os.Getenv in a function).
+func ParseConfig(getenv func(string) string) (Config, error) {
+	r := envvar.New(getenv)
+	c := Config{
+		Tables: dynamostore.Tables{
+			APIKeys:     r.Check("SECUREAI_TABLE_API_KEYS", "", tableWant, tableName.MatchString),
+			Idempotency: r.Check("SECUREAI_TABLE_IDEMPOTENCY", "", tableWant, optional(tableName.MatchString)),
+		},
+		ProviderSecretARN: r.String("SECUREAI_PROVIDER_SECRET_ARN", ""),
+		CatalogPath:       r.String("SECUREAI_CONFIG", ""),
+		Demo:              r.Bool("SECUREAI_DEMO", false),
+		MaxBody:           r.Positive("SECUREAI_MAX_BODY_BYTES", gateway.DefaultMaxBody),
+		KeyCacheTTL:       r.Duration("SECUREAI_KEY_CACHE_TTL", keycache.DefaultTTL),
+		CORSOrigin: strings.Trim(r.Check("SECUREAI_CORS_ORIGIN", "", "an origin in single quotes such as 'https://app.example.com', '*' or ''",
+			optional(quotedOrigin)), "'"),
+		Tracing: tracing.Enabled(getenv),
+	}
+	r.Bool("AWS_XRAY_SDK_DISABLED", false) // tracing.Enabled ignores a malformed value; say so instead
+	return c, r.Err()
+}
+
+// tableName is DynamoDB's rule for table names.
+var tableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+
+const tableWant = "a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -)"
+
+func optional(valid func(string) bool) func(string) bool {
+	return func(v string) bool { return v == "" || valid(v) }
+}
+
+// quotedOrigin accepts what API Gateway's CORS AllowOrigin takes and a browser compares against
+// its Origin header, in single quotes: nothing (CORS off), *, or scheme://host[:port] alone.
+func quotedOrigin(v string) bool {
+	if len(v) < 2 || v[0] != '\'' || v[len(v)-1] != '\'' {
+		return false
+	}
+	inner := v[1 : len(v)-1]
+	if inner == "" || inner == "*" {
+		return true
+	}
+	u, err := url.Parse(inner)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.Hostname() != "" &&
+		u.User == nil && u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(inner, "?") && !strings.HasSuffix(inner, "#")
+}

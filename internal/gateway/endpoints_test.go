@@ -1,0 +1,65 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+)
+
+type anyKey struct{}
+
+func (anyKey) KeyByHash(context.Context, string) (*apikey.Key, error) {
+	return &apikey.Key{ID: "k"}, nil
+}
+
+// The models function builds no provider, yet lists exactly what the full gateway lists: the
+// models whose provider has its credential.
+func TestModelsAloneListsWhatTheGatewayLists(t *testing.T) {
+	cat := &catalog.Catalog{
+		Providers: map[string]catalog.ProviderConfig{
+			"keyed":   {Type: "openai", APIKeyEnv: "KEYED_API_KEY"},
+			"missing": {Type: "anthropic", APIKeyEnv: "MISSING_API_KEY"},
+			"open":    {Type: "openai", BaseURL: "http://127.0.0.1:1/v1"},
+			"bedrock": {Type: "bedrock", Region: "us-east-1"},
+		},
+		Models: map[string]*catalog.Model{
+			"keyed/a": {Provider: "keyed", Upstream: "a"}, "missing/b": {Provider: "missing", Upstream: "b"},
+			"open/c": {Provider: "open", Upstream: "c"}, "bedrock/d": {Provider: "bedrock", Upstream: "d"},
+		},
+	}
+	for n, m := range cat.Models {
+		m.Name = n
+	}
+	d := Deps{Catalog: cat, Keys: anyKey{}, Credential: func(name string) string {
+		if name == "KEYED_API_KEY" {
+			return "sk-test"
+		}
+		return ""
+	}}
+	gw, err := New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(h http.Handler) string {
+		r := httptest.NewRequest("GET", "/v1/models", nil)
+		r.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	alone, all := list(NewModels(d)), list(gw.Mux())
+	if alone != all {
+		t.Errorf("NewModels lists %s\nthe gateway lists %s", alone, all)
+	}
+	want := `{"data":[{"id":"bedrock/d","object":"model","created":0,"owned_by":"bedrock"},{"id":"keyed/a","object":"model","created":0,"owned_by":"keyed"},{"id":"open/c","object":"model","created":0,"owned_by":"open"}],"object":"list"}`
+	if alone != want+"\n" {
+		t.Errorf("NewModels lists %s, want %s", alone, want)
+	}
+}
