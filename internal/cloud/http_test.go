@@ -113,6 +113,9 @@ func load(t *testing.T) (*cloud.Cloud, *bytes.Buffer) {
 	}
 	var logs bytes.Buffer
 	c.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+	// Load made its logger the default, as a function's main does: the 5xx lines go there.
+	slog.SetDefault(c.Log)
+	t.Cleanup(func() { slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil))) })
 	return c, &logs
 }
 

@@ -58,7 +58,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *fault.Error, body any
 	}
 	if status >= 500 && e.K != fault.ChainExhausted {
 		slog.Default().ErrorContext(r.Context(), "request failed", "request_id", identity.RequestID(r.Context()),
-			"route", r.Method+" "+r.URL.Path, "status", status, "kind", e.K.String(), "err", causeOf(e))
+			"route", r.Method+" "+r.URL.Path, "status", status, "kind", e.K.String(), "cause", causeOf(e))
 	}
 	WriteJSON(w, status, body)
 	return status
