@@ -1,5 +1,8 @@
-// Package keycache keeps API key lookups in memory for the life of a warm Lambda (or the local
-// server), so most authenticated requests skip the key store. It decorates any httpapi.KeyFinder.
+// Package keycache keeps API key lookups in memory for the life of a warm Lambda or of the local
+// server, so most authenticated requests skip the key store (locally: a bbolt read and a JSON
+// decode per request). It decorates any Finder and knows nothing of HTTP. The process that changes
+// a key calls Invalidate, so locally an admin change takes effect on the next request; other warm
+// Lambdas see it within the TTL.
 package keycache
 
 import (
@@ -9,7 +12,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -29,9 +31,15 @@ const (
 	lookupTimeout = 10 * time.Second
 )
 
+// Finder looks a key up by the SHA-256 of its secret (httpapi.KeyFinder has the same shape); it
+// returns apikey.ErrNotFound for an unknown hash.
+type Finder interface {
+	KeyByHash(ctx context.Context, hash string) (*apikey.Key, error)
+}
+
 // Cache is a concurrency-safe, bounded KeyFinder cache with per-hash request coalescing.
 type Cache struct {
-	inner  httpapi.KeyFinder
+	inner  Finder
 	ttl    time.Duration
 	negTTL time.Duration
 	now    func() time.Time
@@ -53,14 +61,14 @@ type foundEntry struct {
 // New caches inner's answers: found keys for ttl, unknown hashes for min(ttl, MaxNegativeTTL).
 // A ttl of zero or less disables caching (every call goes to inner). now is the clock (time.Now
 // outside tests).
-func New(inner httpapi.KeyFinder, ttl time.Duration, now func() time.Time) *Cache {
+func New(inner Finder, ttl time.Duration, now func() time.Time) *Cache {
 	return &Cache{
 		inner: inner, ttl: ttl, negTTL: min(ttl, MaxNegativeTTL), now: now, max: MaxEntries,
 		found: make(map[string]foundEntry), unknown: make(map[string]time.Time),
 	}
 }
 
-// KeyByHash implements httpapi.KeyFinder. Each caller gets its own copy of the key. Errors other
+// KeyByHash implements Finder. Each caller gets its own copy of the key. Errors other
 // than apikey.ErrNotFound are never cached, so a store hiccup does not lock a key out.
 func (c *Cache) KeyByHash(ctx context.Context, hash string) (*apikey.Key, error) {
 	if c.ttl <= 0 {
@@ -90,7 +98,7 @@ func (c *Cache) KeyByHash(ctx context.Context, hash string) (*apikey.Key, error)
 		if res.Err != nil {
 			return nil, res.Err
 		}
-		return clone(res.Val.(*apikey.Key)), nil
+		return res.Val.(*apikey.Key).Clone(), nil
 	}
 }
 
@@ -112,7 +120,7 @@ func (c *Cache) cached(hash string) (*apikey.Key, error, bool) {
 	defer c.mu.Unlock()
 	if e, hit := c.found[hash]; hit {
 		if now.Before(e.expires) {
-			return clone(e.key), nil, true
+			return e.key.Clone(), nil, true
 		}
 		delete(c.found, hash)
 	}
@@ -136,7 +144,7 @@ func (c *Cache) store(hash string, epoch uint64, k *apikey.Key, err error) {
 	case err == nil:
 		delete(c.unknown, hash)
 		makeRoom(c.found, c.max)
-		c.found[hash] = foundEntry{key: clone(k), expires: now.Add(c.ttl)}
+		c.found[hash] = foundEntry{key: k.Clone(), expires: now.Add(c.ttl)}
 	case errors.Is(err, apikey.ErrNotFound):
 		makeRoom(c.unknown, c.max)
 		c.unknown[hash] = now.Add(c.negTTL)
