@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/storetest"
@@ -35,4 +36,9 @@ func newAccountsStore(t *testing.T, client *dynamodb.Client) *dynamostore.Store 
 		}
 	})
 	return dynamostore.New(client, tables)
+}
+
+func TestUsersContract(t *testing.T) {
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
+	storetest.RunUsers(t, func(t *testing.T) billing.Store { return newAccountsStore(t, client) })
 }
