@@ -99,8 +99,8 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	limit := 0
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil {
-			h.Fail(w, r, fault.Invalid("limit", "limit must be a number"))
+		if err != nil || n < 1 {
+			h.Fail(w, r, fault.Invalid("limit", "limit must be a number from 1 to "+strconv.Itoa(MaxPageSize)))
 			return
 		}
 		limit = n
