@@ -107,10 +107,14 @@ func TestRefusalsAreDeliberateQuotaBlocks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBiller(t, tc.user)
-			_, err := b.Reserve(context.Background(), tc.key, []*catalog.Model{cheap, dear}, billing.Estimate{InputTokens: 100})
-			var fe *fault.Error
-			if !errors.As(err, &fe) || fe.K != fault.QuotaExceeded || fe.Title != tc.title || fe.Code != tc.code {
-				t.Fatalf("Reserve = %#v, want QuotaExceeded %q", err, tc.title)
+			chain, est := []*catalog.Model{cheap, dear}, billing.Estimate{InputTokens: 100}
+			_, qerr := b.Quote(context.Background(), tc.key, chain, est)
+			_, err := b.Reserve(context.Background(), tc.key, chain, est)
+			for name, err := range map[string]error{"Quote": qerr, "Reserve": err} {
+				var fe *fault.Error
+				if !errors.As(err, &fe) || fe.K != fault.QuotaExceeded || fe.Title != tc.title || fe.Code != tc.code {
+					t.Errorf("%s = %#v, want QuotaExceeded %q", name, err, tc.title)
+				}
 			}
 			if u := stored(t, b); u.PointsUsed != 0 || u.SpendMicros != 0 {
 				t.Errorf("a refused request held %d points, %d µ$", u.PointsUsed, u.SpendMicros)
@@ -247,5 +251,19 @@ func TestUserPatchValidation(t *testing.T) {
 				t.Errorf("Apply = %#v, want InvalidRequest naming %s", err, tc.param)
 			}
 		})
+	}
+}
+
+func TestQuoteHoldsNothing(t *testing.T) {
+	b := newBiller(t, user(100, false, 0))
+	q, err := b.Quote(context.Background(), pointsKey, []*catalog.Model{cheap, dear}, billing.Estimate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.PointsRequired != 5 || q.User.PointsRemaining() != 100 || q.Mode != apikey.UserCompletions || q.BillingFallback {
+		t.Errorf("quote %+v", q)
+	}
+	if got := stored(t, b).PointsUsed; got != 0 {
+		t.Errorf("a quote held %d points", got)
 	}
 }

@@ -79,17 +79,20 @@ func (b *Biller) now() time.Time {
 	return time.Now()
 }
 
+func (b *Biller) defaults() Defaults {
+	if b.Defaults != nil {
+		return *b.Defaults
+	}
+	return DefaultUser
+}
+
 // EnsureUser returns the user's record in its current period, creating it with the defaults if
 // unknown and starting a new period if the renewal day has passed.
 func (b *Biller) EnsureUser(ctx context.Context, id string) (*User, error) {
 	now := b.now()
 	u, err := b.Store.User(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		d := DefaultUser
-		if b.Defaults != nil {
-			d = *b.Defaults
-		}
-		u = NewUser(id, d, now)
+		u = NewUser(id, b.defaults(), now)
 		if err = b.Store.CreateUser(ctx, u); errors.Is(err, ErrExists) {
 			u, err = b.Store.User(ctx, id) // created concurrently: use theirs
 		}
@@ -136,11 +139,7 @@ func (b *Biller) Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.
 	if len(chain) == 0 {
 		return nil, errors.New("billing: Reserve needs the chain's models")
 	}
-	var points, micros int64
-	for _, m := range chain {
-		points = max(points, Points(m))
-		micros = max(micros, CostMicros(m, est.usage()))
-	}
+	points, micros := dearest(chain, est)
 	id := UserID(key)
 	for range 3 {
 		u, err := b.EnsureUser(ctx, id)
@@ -148,7 +147,7 @@ func (b *Biller) Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.
 			return nil, unavailable(err)
 		}
 		r := &Reservation{UserID: id, Mode: key.BillingModeOrDefault(), biller: b, period: u.PeriodStart, estimate: est}
-		err = b.reserve(ctx, u, r, points, micros)
+		err = decide(u, r, points, micros, func(c Charge) error { return b.Store.Charge(ctx, u.ID, c) })
 		if errors.Is(err, ErrStalePeriod) {
 			continue // renewed between the read and the charge: price it in the new period
 		}
@@ -160,9 +159,20 @@ func (b *Biller) Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.
 	return nil, unavailable(fmt.Errorf("billing: user %s: %w", id, ErrStalePeriod))
 }
 
-func (b *Biller) reserve(ctx context.Context, u *User, r *Reservation, points, micros int64) error {
+// dearest is the chain's highest points and highest dollar estimate.
+func dearest(chain []*catalog.Model, est Estimate) (points, micros int64) {
+	for _, m := range chain {
+		points = max(points, Points(m))
+		micros = max(micros, CostMicros(m, est.usage()))
+	}
+	return points, micros
+}
+
+// decide is the billing rule for one request: which bucket pays, or which refusal. charge holds
+// the amount (the store's atomic capped charge for Reserve, a check of u for Quote).
+func decide(u *User, r *Reservation, points, micros int64, charge func(Charge) error) error {
 	dollars := func() error {
-		err := b.Store.Charge(ctx, u.ID, Charge{Period: r.period, Micros: micros, Capped: true, MicrosCap: u.DollarLimitMicros})
+		err := charge(Charge{Period: r.period, Micros: micros, Capped: true, MicrosCap: u.DollarLimitMicros})
 		if err == nil {
 			r.Mode, r.Micros = apikey.UsageByModel, micros
 		}
@@ -180,7 +190,7 @@ func (b *Biller) reserve(ctx context.Context, u *User, r *Reservation, points, m
 		}
 		return storeErr(err)
 	}
-	err := b.Store.Charge(ctx, u.ID, Charge{Period: r.period, Points: points, Capped: true, PointsCap: u.MonthlyPoints})
+	err := charge(Charge{Period: r.period, Points: points, Capped: true, PointsCap: u.MonthlyPoints})
 	if err == nil {
 		r.Points = points
 		return nil
@@ -225,6 +235,46 @@ func storeErr(err error) error {
 
 func unavailable(err error) error {
 	return fault.New(fault.Unavailable, "Service unavailable", "The billing store cannot be reached; try again").Wrap(err)
+}
+
+// Quote is what a request would reserve, for a dry run (POST /policy-check's quota check).
+type Quote struct {
+	// PointsRequired and MicrosRequired are the chain's most expensive costs.
+	PointsRequired, MicrosRequired int64
+	// User is the billed user's record as the request would find it (not stored if new).
+	User *User
+	// Mode and BillingFallback are how the request would pay.
+	Mode            apikey.BillingMode
+	BillingFallback bool
+}
+
+// Quote answers whether the key could pay for chain now, writing nothing: the same rule and
+// refusal as Reserve, without holding anything (so a later Reserve may still be refused).
+func (b *Biller) Quote(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est Estimate) (Quote, error) {
+	if len(chain) == 0 {
+		return Quote{}, errors.New("billing: Quote needs the chain's models")
+	}
+	now := b.now()
+	id := UserID(key)
+	u, err := b.Store.User(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		u, err = NewUser(id, b.defaults(), now), nil
+	}
+	if err != nil {
+		return Quote{}, unavailable(err)
+	}
+	u.rollover(now)
+	q := Quote{User: u}
+	q.PointsRequired, q.MicrosRequired = dearest(chain, est)
+	r := &Reservation{Mode: key.BillingModeOrDefault(), period: u.PeriodStart}
+	err = decide(u, r, q.PointsRequired, q.MicrosRequired, func(c Charge) error {
+		if !c.Fits(u) {
+			return ErrInsufficient
+		}
+		return nil
+	})
+	q.Mode, q.BillingFallback = r.Mode, r.BillingFallback
+	return q, err
 }
 
 // Bill is what a settled request cost, for the request's record and events.
