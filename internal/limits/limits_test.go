@@ -3,6 +3,7 @@ package limits_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -146,4 +147,24 @@ func BenchmarkMemoryAdmit(b *testing.B) {
 			_ = l.Admit(context.Background(), k, now)
 		}
 	})
+}
+
+func TestPersistEverySavesAgainAtShutdown(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
+	m := limits.NewMemory()
+	if err := (&limits.Limiter{Counter: m}).Admit(context.Background(), &apikey.Key{ID: "k"}, now); err != nil {
+		t.Fatal(err)
+	}
+	var p fakePersister
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.PersistEvery(ctx, &p, time.Hour, func() time.Time { return now }, slog.New(slog.DiscardHandler))
+	}()
+	cancel()
+	<-done
+	if len(p.saved) != 4 {
+		t.Errorf("saved %d records at shutdown, want the 4 windows of the one key", len(p.saved))
+	}
 }

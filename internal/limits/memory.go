@@ -120,6 +120,10 @@ func (m *Memory) Persist(ctx context.Context, p Persister, now time.Time) error 
 	return p.SaveRequestCounts(ctx, rs)
 }
 
+// DefaultPersistInterval is the suggested PersistEvery interval: a crash forgets at most this
+// long's admissions, at the cost of one small bolt commit per interval.
+const DefaultPersistInterval = 5 * time.Second
+
 // PersistEvery persists the counts every interval until ctx ends, then once more so a clean
 // shutdown loses nothing. Failures are logged and retried at the next tick: counting goes on in
 // memory either way.
