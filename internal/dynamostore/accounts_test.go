@@ -93,6 +93,13 @@ func TestStoreCallsPerRequest(t *testing.T) {
 	if ops := count.take(); !slices.Equal(ops, []string{"TransactWriteItems"}) {
 		t.Errorf("Admit made %v, want one TransactWriteItems", ops)
 	}
+	full := &apikey.Key{ID: "k2", UserID: "u1", DailyLimit: 1}
+	for range 2 {
+		_ = (&limits.Limiter{Counter: s}).Admit(ctx, full, time.Now())
+	}
+	if ops := count.take(); !slices.Equal(ops, []string{"TransactWriteItems", "TransactWriteItems"}) {
+		t.Errorf("an admitted and a refused Admit made %v, want one TransactWriteItems each (the refusal names its window)", ops)
+	}
 	m := &catalog.Model{Name: "demo/m", Points: 1}
 	r, err := b.Reserve(ctx, key, []*catalog.Model{m}, billing.Estimate{})
 	if err != nil {
