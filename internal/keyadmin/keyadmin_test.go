@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
@@ -400,5 +402,32 @@ func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {
 	}
 	if code, _ := e.do(t, nil, "GET", "/usage", nil); code != 401 {
 		t.Errorf("anonymous /usage: %d, want 401", code)
+	}
+}
+
+// TestAModelAloneGetsTheChainFromItsPositionInTheStoredDefaults: what the admin stored (clamped)
+// is what a caller sending `model` alone runs.
+func TestAModelAloneGetsTheChainFromItsPositionInTheStoredDefaults(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.create(t, map[string]any{"name": "a", "failoverDefaults": map[string]any{
+		"models":     []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4", "google/gemini-2.5-flash"},
+		"timeout_ms": 999_999, "on": []string{"timeout", "server_error"}}})
+	k, err := e.svc.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := chain.ParseSpec([]byte(`{"model":"anthropic/claude-sonnet-4"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := chain.Resolve(spec, k.FailoverDefaults, chain.ProjectSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plan.Models(); !slices.Equal(got, []string{"anthropic/claude-sonnet-4", "google/gemini-2.5-flash"}) || plan.Source != chain.FromKeyDefaults {
+		t.Fatalf("chain %v from %s, want the defaults from claude-sonnet-4's position", got, plan.Source)
+	}
+	if plan.Targets[0].Timeout != 300*time.Second || plan.On.Has(chain.RateLimit) || !plan.On.Has(chain.Timeout) {
+		t.Errorf("plan %+v, want the clamped 300 s timeout and the defaults' triggers", plan)
 	}
 }
