@@ -1,14 +1,24 @@
-// Command admin manages a deployed gateway's API keys directly in DynamoDB, starting with the
-// first admin key that every other admin call needs. It uses the AWS default credential chain.
+// Command admin manages a gateway's API keys and users' billing records directly in its store —
+// the DynamoDB tables of a deployed stack, or the local embedded store — starting with the first
+// admin key that every admin API call needs. It shares every rule with the admin API
+// (internal/keyadmin). For DynamoDB it uses the AWS default credential chain; the local store
+// can only be opened while the local gateway is stopped (use the admin API while it runs).
 //
-//	go run ./cmd/admin create-key -table <ApiKeysTable> -name ops -admin
-//	go run ./cmd/admin create-key -table <ApiKeysTable> -name app -models openai/gpt-5-nano,anthropic/claude-sonnet-4 -defaults openai/gpt-5-nano,anthropic/claude-sonnet-4
+//	go run ./cmd/admin create-key -table <ApiKeysTable> -users-table <UsersTable> -name ops -admin
+//	go run ./cmd/admin create-key -db .secureai/gateway.db -name app -user team-a -per-minute 30 -daily 500 \
+//	    -models openai/gpt-5-nano,anthropic/claude-sonnet-4 -defaults openai/gpt-5-nano,anthropic/claude-sonnet-4
+//	go run ./cmd/admin set-user -db .secureai/gateway.db -id team-a -points 2000 -renewal-day 1 -usage-by-model=true -dollar-limit 50
+//	go run ./cmd/admin list-keys -db .secureai/gateway.db
+//	go run ./cmd/admin revoke-key -db .secureai/gateway.db -id key_0123456789abcdef
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -17,69 +27,289 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/awsclient"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
 )
 
+const usage = `usage: admin <command> [store flags] [flags]
+
+commands:
+  create-key   create an API key; prints its secret once
+  list-keys    list every key (never a secret)
+  revoke-key   revoke a key by id (-id)
+  set-user     create or change a user's billing record (-id)
+  create-user  the same as set-user
+
+store flags (one of):
+  -db PATH              the local embedded store (default $SECUREAI_DATA_DIR/gateway.db, .secureai/gateway.db)
+  -table NAME           the stack's ApiKeysTable ($SECUREAI_TABLE_API_KEYS), with
+  -users-table NAME     the stack's UsersTable ($SECUREAI_TABLE_USERS)
+
+run "admin <command> -h" for a command's flags`
+
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "create-key" {
-		fmt.Fprintln(os.Stderr, "usage: admin create-key -table TABLE -name NAME [-admin] [-user ID] [-models a,b] [-defaults a,b,c]")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
-	if err := createKey(os.Args[2:]); err != nil {
+	err := run(context.Background(), os.Args[1], os.Args[2:], os.Stdout)
+	var fe *fault.Error
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case errors.As(err, &fe) && fe.Param != "" && !strings.HasPrefix(fe.Message, fe.Param):
+		fmt.Fprintf(os.Stderr, "admin: %s: %s\n", fe.Param, fe.Message)
+		os.Exit(1)
+	default:
 		fmt.Fprintln(os.Stderr, "admin:", err)
 		os.Exit(1)
 	}
 }
 
-func createKey(args []string) error {
-	fs := flag.NewFlagSet("create-key", flag.ContinueOnError)
+// run executes one command against the store its flags name.
+func run(ctx context.Context, cmd string, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	db := fs.String("db", "", "the local embedded store file")
 	table := fs.String("table", os.Getenv("SECUREAI_TABLE_API_KEYS"), "the stack's ApiKeysTable")
-	name := fs.String("name", "", "a name to recognise the key by")
-	admin := fs.Bool("admin", false, "may call the admin routes")
-	user := fs.String("user", "", "the user the key bills to")
-	models := fs.String("models", "", "comma-separated allowlist of models (empty: all)")
-	defaults := fs.String("defaults", "", "comma-separated failoverDefaults chain (at most 3)")
+	usersTable := fs.String("users-table", os.Getenv("SECUREAI_TABLE_USERS"), "the stack's UsersTable")
+	var do func(*keyadmin.Service) error
+	switch cmd {
+	case "create-key":
+		do = createKey(ctx, fs, out)
+	case "list-keys":
+		do = listKeys(ctx, out)
+	case "revoke-key":
+		id := fs.String("id", "", "the key's id (key_…)")
+		do = func(s *keyadmin.Service) error {
+			k, err := s.Revoke(ctx, *id)
+			if err == nil {
+				fmt.Fprintf(out, "Revoked %s (%s) at %s.\n", k.ID, k.Name, k.RevokedAt.Format(time.RFC3339))
+			}
+			return err
+		}
+	case "set-user", "create-user":
+		do = setUser(ctx, fs, out)
+	default:
+		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *table == "" || *name == "" {
-		return fmt.Errorf("-table and -name are required")
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	cat, err := catalog.Load(os.Getenv("SECUREAI_CONFIG"))
+	svc, closeStore, err := service(ctx, *db, *table, *usersTable)
 	if err != nil {
 		return err
 	}
-	for _, m := range append(list(*models), list(*defaults)...) {
-		if _, ok := cat.Models[m]; !ok {
-			return fmt.Errorf("model %q is not in the catalog (built-in plus SECUREAI_CONFIG)", m)
-		}
+	defer closeStore()
+	return do(svc)
+}
+
+// service opens the named store and builds the admin service over it, with the catalog
+// (built-in plus SECUREAI_CONFIG) deciding which models exist.
+func service(ctx context.Context, db, table, usersTable string) (*keyadmin.Service, func(), error) {
+	cat, err := catalog.Load(os.Getenv("SECUREAI_CONFIG"))
+	if err != nil {
+		return nil, nil, err
 	}
-	secret := apikey.NewSecret()
-	hash, _ := apikey.Hash(secret)
-	k := &apikey.Key{ID: apikey.NewID(), Hash: hash, Prefix: apikey.Prefix(secret), Name: *name, UserID: *user,
-		Admin: *admin, AllowedModels: list(*models), CreatedAt: time.Now().UTC()}
-	if d := list(*defaults); d != nil {
-		fd, err := chain.NormalizeDefaults(chain.Defaults{Models: d})
+	svc := &keyadmin.Service{ModelExists: func(m string) bool { _, ok := cat.Models[m]; return ok }}
+	if table == "" || db != "" {
+		if db == "" {
+			dir := os.Getenv("SECUREAI_DATA_DIR")
+			if dir == "" {
+				dir = ".secureai"
+			}
+			db = dir + "/gateway.db"
+		}
+		s, err := boltstore.Open(db)
+		if err != nil {
+			return nil, nil, err
+		}
+		svc.Keys, svc.Users = s, s
+		return svc, func() { s.Close() }, nil
+	}
+	if usersTable == "" {
+		return nil, nil, errors.New("-users-table (or SECUREAI_TABLE_USERS) is required with -table: keys name the users they bill")
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	awsclient.Guard(&cfg)
+	s := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Tables{APIKeys: table, Users: usersTable})
+	svc.Keys, svc.Users = s, s
+	return svc, func() {}, nil
+}
+
+func createKey(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmin.Service) error {
+	name := fs.String("name", "", "a name to recognise the key by (required)")
+	admin := fs.Bool("admin", false, "may call the admin routes")
+	user := fs.String("user", "", "the user the key bills (created with the defaults if unknown)")
+	mode := fs.String("billing-mode", "", "user-completions (default) or usage-by-model")
+	perMinute := fs.Int("per-minute", 0, "requests per minute, ≤ 1000 (default 60)")
+	perHour := fs.Int("per-hour", 0, "requests per hour, ≤ 10000 (default 1000)")
+	daily := fs.Int("daily", 0, "requests per day (default 100)")
+	monthly := fs.Int("monthly", 0, "requests per month (default 10000)")
+	expires := fs.String("expires", "", "expiry: an RFC 3339 time or a duration from now such as 720h")
+	models := fs.String("models", "", "comma-separated allowlist of models (empty: all)")
+	policies := fs.String("policies", "", "comma-separated SMLTP policies the key may use (default public,internal)")
+	defaults := fs.String("defaults", "", "comma-separated failoverDefaults chain (at most 3 models)")
+	timeout := fs.Int("timeout-ms", 0, "failoverDefaults timeout_ms (clamped to 1000–300000)")
+	firstToken := fs.Int("first-token-timeout-ms", 0, "failoverDefaults first_token_timeout_ms (clamped to 500–60000)")
+	on := fs.String("on", "", "failoverDefaults triggers, comma-separated (default all four)")
+	return func(s *keyadmin.Service) error {
+		in := keyadmin.KeyInput{Name: keyadmin.Some(*name)}
+		if *name == "" {
+			in.Name = keyadmin.Opt[string]{}
+		}
+		if *admin {
+			in.Admin = keyadmin.Some(true)
+		}
+		if *user != "" {
+			in.UserID = keyadmin.Some(*user)
+		}
+		if *mode != "" {
+			in.BillingMode = keyadmin.Some(apikey.BillingMode(*mode))
+		}
+		for _, c := range []struct {
+			v   int
+			dst *keyadmin.Opt[int]
+		}{{*daily, &in.DailyLimit}, {*monthly, &in.MonthlyLimit}} {
+			if c.v != 0 {
+				*c.dst = keyadmin.Some(c.v)
+			}
+		}
+		if *perMinute != 0 || *perHour != 0 {
+			var rl keyadmin.RateLimitInput
+			if *perMinute != 0 {
+				rl.RequestsPerMinute = keyadmin.Some(*perMinute)
+			}
+			if *perHour != 0 {
+				rl.RequestsPerHour = keyadmin.Some(*perHour)
+			}
+			in.RateLimit = keyadmin.Some(rl)
+		}
+		if *expires != "" {
+			t, err := parseExpiry(*expires, time.Now())
+			if err != nil {
+				return err
+			}
+			in.ExpiresAt = keyadmin.Some(t)
+		}
+		if l := list(*models); l != nil {
+			in.AllowedModels = keyadmin.Some(l)
+		}
+		if l := list(*policies); l != nil {
+			in.AllowedSMLTPPolicies = keyadmin.Some(l)
+		}
+		if l := list(*defaults); l != nil {
+			d := chain.Defaults{Models: l, TimeoutMS: *timeout, FirstTokenTimeoutMS: *firstToken}
+			for _, r := range list(*on) {
+				d.On = append(d.On, chain.Reason(r))
+			}
+			in.FailoverDefaults = keyadmin.Some(d)
+		}
+		c, err := s.Create(ctx, in)
 		if err != nil {
 			return err
 		}
-		k.FailoverDefaults = &fd
+		fmt.Fprintf(out, "Created key %s (%s). Its secret, shown once:\n\n    %s\n\n", c.Key.ID, c.Key.Name, c.Secret)
+		return printJSON(out, c.Key)
 	}
+}
 
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return err
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
 	}
-	awsclient.Guard(&cfg)
-	store := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Tables{APIKeys: *table})
-	if err := store.CreateKey(ctx, k); err != nil {
-		return err
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("-expires: want an RFC 3339 time or a positive duration such as 720h, got %q", s)
 	}
-	fmt.Printf("Created key %s (%s). Its secret, shown once:\n\n    %s\n", k.ID, k.Name, secret)
-	return nil
+	return now.Add(d), nil
+}
+
+func listKeys(ctx context.Context, out io.Writer) func(*keyadmin.Service) error {
+	return func(s *keyadmin.Service) error {
+		fmt.Fprintf(out, "%-21s %-12s %-6s %-16s %-24s %s\n", "ID", "PREFIX", "ADMIN", "USER", "STATUS", "NAME")
+		for cursor := ""; ; {
+			p, err := s.List(ctx, cursor, keyadmin.MaxPageSize)
+			if err != nil {
+				return err
+			}
+			for _, k := range p.Keys {
+				status := "active"
+				switch {
+				case k.RevokedAt != nil:
+					status = "revoked " + k.RevokedAt.Format(time.DateOnly)
+				case !k.Usable(time.Now()):
+					status = "expired " + k.ExpiresAt.Format(time.DateOnly)
+				}
+				fmt.Fprintf(out, "%-21s %-12s %-6v %-16s %-24s %s\n", k.ID, k.Prefix, k.Admin, billing.UserID(k), status, k.Name)
+			}
+			if cursor = p.Next; cursor == "" {
+				return nil
+			}
+		}
+	}
+}
+
+func setUser(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmin.Service) error {
+	id := fs.String("id", "", "the user's id (required)")
+	points := fs.Int64("points", -1, "monthly points allowance")
+	renewal := fs.Int("renewal-day", 0, "day of the month (1–28, UTC) the allowance renews")
+	ubm := fs.String("usage-by-model", "", "enable usage-by-model billing: true or false")
+	dollars := fs.Float64("dollar-limit", -1, "usage-by-model budget per period, in dollars")
+	return func(s *keyadmin.Service) error {
+		var p billing.UserPatch
+		if *points >= 0 {
+			p.MonthlyPoints = points
+		}
+		if *renewal != 0 {
+			p.RenewalDay = renewal
+		}
+		if *ubm != "" || *dollars >= 0 {
+			p.UsageByModel = &billing.UsageByModelPatch{}
+			if *ubm != "" {
+				on, err := parseBool(*ubm)
+				if err != nil {
+					return err
+				}
+				p.UsageByModel.Enabled = &on
+			}
+			if *dollars >= 0 {
+				p.UsageByModel.DollarLimit = dollars
+			}
+		}
+		u, err := s.SetUser(ctx, *id, p)
+		if err != nil {
+			return err
+		}
+		return printJSON(out, u)
+	}
+}
+
+func parseBool(s string) (bool, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("-usage-by-model: want true or false, got %q", s)
+}
+
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func list(csv string) []string {

@@ -14,18 +14,96 @@ import (
 )
 
 // Key is one API key. Only the SHA-256 of its secret is ever stored.
+//
+// The limit fields hold what an admin set; zero means "the default" (DefaultLimits), so keys
+// stored before a field existed keep working. Read them through Limits, BillingModeOrDefault and
+// SMLTPPolicies, never directly.
 type Key struct {
-	ID               string          `json:"id"`
-	Hash             string          `json:"-"`
-	Prefix           string          `json:"prefix"` // the first characters of the secret, to recognise it
-	Name             string          `json:"name"`
-	UserID           string          `json:"userId,omitempty"`
-	Admin            bool            `json:"admin"`
-	AllowedModels    []string        `json:"allowedModels,omitempty"` // empty: every model
-	FailoverDefaults *chain.Defaults `json:"failoverDefaults,omitempty"`
-	CreatedAt        time.Time       `json:"createdAt"`
-	ExpiresAt        *time.Time      `json:"expiresAt,omitempty"`
-	RevokedAt        *time.Time      `json:"revokedAt,omitempty"`
+	ID            string      `json:"id"`
+	Hash          string      `json:"-"`
+	Prefix        string      `json:"prefix"` // the first characters of the secret, to recognise it
+	Name          string      `json:"name"`
+	UserID        string      `json:"userId,omitempty"`
+	Admin         bool        `json:"admin"`
+	BillingMode   BillingMode `json:"billingMode,omitempty"`
+	DailyLimit    int         `json:"dailyLimit,omitempty"`
+	MonthlyLimit  int         `json:"monthlyLimit,omitempty"`
+	RateLimit     RateLimit   `json:"rateLimit"`
+	AllowedModels []string    `json:"allowedModels,omitempty"` // empty: every model
+	// AllowedSMLTPPolicies names the policies the key may use; empty: DefaultSMLTPPolicies.
+	AllowedSMLTPPolicies []string        `json:"allowedSMLTPPolicies,omitempty"`
+	FailoverDefaults     *chain.Defaults `json:"failoverDefaults,omitempty"`
+	CreatedAt            time.Time       `json:"createdAt"`
+	ExpiresAt            *time.Time      `json:"expiresAt,omitempty"`
+	RevokedAt            *time.Time      `json:"revokedAt,omitempty"`
+}
+
+// RateLimit is a key's short-window request limits; zero fields mean the default.
+type RateLimit struct {
+	RequestsPerMinute int `json:"requestsPerMinute,omitempty"`
+	RequestsPerHour   int `json:"requestsPerHour,omitempty"`
+}
+
+// BillingMode says what a key's calls are paid with.
+type BillingMode string
+
+const (
+	// UserCompletions deducts catalog points per served completion from the user's monthly bucket.
+	UserCompletions BillingMode = "user-completions"
+	// UsageByModel deducts the served model's price × tokens from the user's dollar budget.
+	UsageByModel BillingMode = "usage-by-model"
+)
+
+// Valid reports whether m is one of the two modes.
+func (m BillingMode) Valid() bool { return m == UserCompletions || m == UsageByModel }
+
+// Limits are a key's effective request limits, defaults filled in.
+type Limits struct {
+	PerMinute, PerHour, PerDay, PerMonth int
+}
+
+// DefaultLimits apply to every limit an admin left unset (SPEC 7).
+var DefaultLimits = Limits{PerMinute: 60, PerHour: 1000, PerDay: 100, PerMonth: 10000}
+
+// MaxPerMinute and MaxPerHour cap what an admin may set (SPEC 7); day and month are uncapped.
+const (
+	MaxPerMinute = 1000
+	MaxPerHour   = 10000
+)
+
+// DefaultSMLTPPolicies are the policies a key may use when none are listed.
+func DefaultSMLTPPolicies() []string { return []string{"public", "internal"} }
+
+// Limits returns the key's effective limits.
+func (k *Key) Limits() Limits {
+	or := func(v, def int) int {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return Limits{
+		PerMinute: or(k.RateLimit.RequestsPerMinute, DefaultLimits.PerMinute),
+		PerHour:   or(k.RateLimit.RequestsPerHour, DefaultLimits.PerHour),
+		PerDay:    or(k.DailyLimit, DefaultLimits.PerDay),
+		PerMonth:  or(k.MonthlyLimit, DefaultLimits.PerMonth),
+	}
+}
+
+// BillingModeOrDefault is the key's billing mode, user-completions when unset.
+func (k *Key) BillingModeOrDefault() BillingMode {
+	if k.BillingMode == "" {
+		return UserCompletions
+	}
+	return k.BillingMode
+}
+
+// SMLTPPolicies is the key's allowed policies, defaults filled in.
+func (k *Key) SMLTPPolicies() []string {
+	if len(k.AllowedSMLTPPolicies) == 0 {
+		return DefaultSMLTPPolicies()
+	}
+	return slices.Clone(k.AllowedSMLTPPolicies)
 }
 
 // Usable reports whether the key may authenticate at now: not revoked, not expired.
@@ -88,3 +166,25 @@ var ErrNotFound = errors.New("apikey: not found")
 
 // ErrExists is returned by stores asked to create a key whose secret is already stored.
 var ErrExists = errors.New("apikey: a key with this secret already exists")
+
+// Clone deep-copies the key, so a cache or an audit record can hold it while callers change
+// theirs. TestCloneCoversEveryReferenceField fails when Key gains a field this does not copy.
+func (k *Key) Clone() *Key {
+	c := *k
+	c.AllowedModels = slices.Clone(k.AllowedModels)
+	c.AllowedSMLTPPolicies = slices.Clone(k.AllowedSMLTPPolicies)
+	if d := k.FailoverDefaults; d != nil {
+		dc := *d
+		dc.Models, dc.On = slices.Clone(d.Models), slices.Clone(d.On)
+		c.FailoverDefaults = &dc
+	}
+	if k.ExpiresAt != nil {
+		t := *k.ExpiresAt
+		c.ExpiresAt = &t
+	}
+	if k.RevokedAt != nil {
+		t := *k.RevokedAt
+		c.RevokedAt = &t
+	}
+	return &c
+}

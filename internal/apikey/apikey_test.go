@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +86,40 @@ func TestUsableAndAllows(t *testing.T) {
 	k := Key{AllowedModels: []string{"a/b"}}
 	if !k.Allows("a/b") || k.Allows("a/c") || !(&Key{}).Allows("anything") {
 		t.Error("Allows is wrong")
+	}
+}
+
+// TestCloneCoversEveryReferenceField fails when Key gains a slice, map or pointer field: Clone
+// must then deep-copy it too (and the list below be extended).
+func TestCloneCoversEveryReferenceField(t *testing.T) {
+	copied := map[string]bool{"AllowedModels": true, "AllowedSMLTPPolicies": true, "FailoverDefaults": true, "ExpiresAt": true, "RevokedAt": true}
+	for f := range reflect.TypeFor[Key]().Fields() {
+		switch f.Type.Kind() {
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+			if !copied[f.Name] {
+				t.Errorf("apikey.Key.%s is a reference Clone does not copy", f.Name)
+			}
+		}
+	}
+}
+
+func TestLimitsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		k    Key
+		want Limits
+	}{
+		{"unset limits are the SPEC 7 defaults", Key{}, Limits{60, 1000, 100, 10000}},
+		{"set limits win", Key{DailyLimit: 5, MonthlyLimit: 50, RateLimit: RateLimit{RequestsPerMinute: 2, RequestsPerHour: 20}}, Limits{2, 20, 5, 50}},
+	} {
+		if got := tc.k.Limits(); got != tc.want {
+			t.Errorf("%s: Limits() = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	if m := (&Key{}).BillingModeOrDefault(); m != UserCompletions {
+		t.Errorf("unset billing mode = %q, want user-completions", m)
+	}
+	if p := (&Key{}).SMLTPPolicies(); !slices.Equal(p, []string{"public", "internal"}) {
+		t.Errorf("unset policies = %v, want [public internal]", p)
 	}
 }

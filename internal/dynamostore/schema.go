@@ -30,6 +30,8 @@ const attrIdempotencyPK = "pk"
 type Tables struct {
 	APIKeys     string // required
 	Idempotency string // optional: "" when this deployment keeps no idempotency records
+	Limits      string // optional: request counters (limits.Counter), one item per key and window
+	Users       string // optional: users' billing records (billing.Store)
 }
 
 // Validate reports a missing required table name.
@@ -82,7 +84,7 @@ func definitions(t Tables) []tableDef {
 			ttlAttribute: TTLAttribute,
 		})
 	}
-	return defs
+	return append(defs, accountDefinitions(t)...)
 }
 
 // CreateTables creates the tables (skipping ones that already exist), waits until they are

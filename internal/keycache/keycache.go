@@ -1,5 +1,8 @@
-// Package keycache keeps API key lookups in memory for the life of a warm Lambda (or the local
-// server), so most authenticated requests skip the key store. It decorates any identity.KeyFinder.
+// Package keycache keeps API key lookups in memory for the life of a warm Lambda or of the local
+// server, so most authenticated requests skip the key store (locally: a bbolt read and a JSON
+// decode per request). It decorates any identity.KeyFinder and knows nothing of HTTP. The process that changes
+// a key calls Invalidate, so locally an admin change takes effect on the next request; other warm
+// Lambdas see it within the TTL.
 package keycache
 
 import (
@@ -90,7 +93,7 @@ func (c *Cache) KeyByHash(ctx context.Context, hash string) (*apikey.Key, error)
 		if res.Err != nil {
 			return nil, res.Err
 		}
-		return clone(res.Val.(*apikey.Key)), nil
+		return res.Val.(*apikey.Key).Clone(), nil
 	}
 }
 
@@ -112,7 +115,7 @@ func (c *Cache) cached(hash string) (*apikey.Key, error, bool) {
 	defer c.mu.Unlock()
 	if e, hit := c.found[hash]; hit {
 		if now.Before(e.expires) {
-			return clone(e.key), nil, true
+			return e.key.Clone(), nil, true
 		}
 		delete(c.found, hash)
 	}
@@ -136,7 +139,7 @@ func (c *Cache) store(hash string, epoch uint64, k *apikey.Key, err error) {
 	case err == nil:
 		delete(c.unknown, hash)
 		makeRoom(c.found, c.max)
-		c.found[hash] = foundEntry{key: clone(k), expires: now.Add(c.ttl)}
+		c.found[hash] = foundEntry{key: k.Clone(), expires: now.Add(c.ttl)}
 	case errors.Is(err, apikey.ErrNotFound):
 		makeRoom(c.unknown, c.max)
 		c.unknown[hash] = now.Add(c.negTTL)

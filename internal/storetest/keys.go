@@ -76,6 +76,9 @@ func fullKeyFixture(t *testing.T) *apikey.Key {
 	expires, revoked := keyBase.Add(30*24*time.Hour), keyBase.Add(time.Hour+time.Millisecond)
 	k.UserID, k.Admin = "user-42", true
 	k.AllowedModels = []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4"}
+	k.BillingMode, k.DailyLimit, k.MonthlyLimit = apikey.UsageByModel, 250, 7000
+	k.RateLimit = apikey.RateLimit{RequestsPerMinute: 1000, RequestsPerHour: 9999}
+	k.AllowedSMLTPPolicies = []string{"public", "confidential"}
 	k.FailoverDefaults = &chain.Defaults{
 		Models:    []string{"openai/gpt-5-nano", "google/gemini-2.5-flash", "bedrock/amazon.nova-lite-v1:0"},
 		TimeoutMS: 20000, FirstTokenTimeoutMS: 4000,
@@ -144,7 +147,8 @@ func keysZeroFields(t *testing.T, s KeyStore) {
 	mustCreateKey(t, s, want)
 	got := mustKeyByHash(t, s, want.Hash)
 	sameKey(t, "KeyByHash", got, want)
-	if got.AllowedModels != nil || got.FailoverDefaults != nil || got.ExpiresAt != nil || got.RevokedAt != nil {
+	if got.AllowedModels != nil || got.AllowedSMLTPPolicies != nil || got.FailoverDefaults != nil ||
+		got.ExpiresAt != nil || got.RevokedAt != nil || got.BillingMode != "" || got.Limits() != apikey.DefaultLimits {
 		t.Errorf("unset fields came back set: %s", describeKey(got))
 	}
 }

@@ -18,6 +18,11 @@ var shared struct {
 	moto     *process
 	motoURL  string
 	motoErr  error
+
+	serialOnce sync.Once
+	serial     *process
+	serialURL  string
+	serialErr  error
 }
 
 // Main runs the package's tests and then stops the tools they shared and
@@ -45,6 +50,10 @@ func stopShared() {
 		shared.moto.stop()
 		shared.moto = nil
 	}
+	if shared.serial != nil {
+		shared.serial.stop()
+		shared.serial = nil
+	}
 }
 
 // Moto returns the endpoint (http://127.0.0.1:port) of the test binary's one
@@ -53,14 +62,15 @@ func stopShared() {
 // to the test (UniqueName).
 func Moto(t testing.TB) string {
 	t.Helper()
-	shared.mu.Lock()
-	inMain := shared.inMain
-	shared.mu.Unlock()
-	if !inMain {
-		t.Fatalf("testenv.Moto: add `func TestMain(m *testing.M) { testenv.Main(m) }` to this package so moto_server stops with the test binary")
-	}
+	requireMain(t, "Moto")
 	shared.motoOnce.Do(func() {
-		shared.motoURL, shared.motoErr = startMoto()
+		var p *process
+		shared.motoURL, p, shared.motoErr = startMoto(".venv/bin/moto_server", func(bin, host, port string) *exec.Cmd {
+			return exec.Command(bin, "-H", host, "-p", port)
+		})
+		shared.mu.Lock()
+		shared.moto = p
+		shared.mu.Unlock()
 	})
 	if shared.motoErr != nil {
 		t.Fatalf("testenv.Moto: %v", shared.motoErr)
@@ -68,10 +78,21 @@ func Moto(t testing.TB) string {
 	return shared.motoURL
 }
 
-func startMoto() (string, error) {
-	bin, err := tool(".venv/bin/moto_server")
+func requireMain(t testing.TB, fn string) {
+	t.Helper()
+	shared.mu.Lock()
+	inMain := shared.inMain
+	shared.mu.Unlock()
+	if !inMain {
+		t.Fatalf("testenv.%s: add `func TestMain(m *testing.M) { testenv.Main(m) }` to this package so moto stops with the test binary", fn)
+	}
+}
+
+// startMoto starts the tool at rel (relative to the repo root) with command, on a free port.
+func startMoto(rel string, command func(bin, host, port string) *exec.Cmd) (string, *process, error) {
+	bin, err := tool(rel)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// The port is picked before moto binds it; another process can take it in
 	// between, so a failed start is retried on a fresh port.
@@ -79,23 +100,20 @@ func startMoto() (string, error) {
 	for range 3 {
 		addr, err := freeAddr()
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		host, port, _ := strings.Cut(addr, ":")
-		p, err := startProcess(exec.Command(bin, "-H", host, "-p", port))
+		p, err := startProcess(command(bin, host, port))
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		url := "http://" + addr
 		if lastErr = p.waitHTTP(url+"/moto-api/", 60*time.Second); lastErr == nil {
-			shared.mu.Lock()
-			shared.moto = p
-			shared.mu.Unlock()
-			return url, nil
+			return url, p, nil
 		}
 		p.stop()
 	}
-	return "", fmt.Errorf("starting moto_server: %w", lastErr)
+	return "", nil, fmt.Errorf("starting %s: %w", rel, lastErr)
 }
 
 // UniqueName returns a name for an AWS resource unique to this test within the

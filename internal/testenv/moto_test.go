@@ -13,9 +13,15 @@ import (
 )
 
 func TestMotoServesDynamoDB(t *testing.T) {
-	endpoint := testenv.Moto(t)
-	if again := testenv.Moto(t); again != endpoint {
-		t.Fatalf("second Moto call started another server: %s vs %s", again, endpoint)
+	for name, start := range map[string]func(testing.TB) string{"Moto": testenv.Moto, "MotoSerial": testenv.MotoSerial} {
+		t.Run(name, func(t *testing.T) { motoServesDynamoDB(t, start) })
+	}
+}
+
+func motoServesDynamoDB(t *testing.T, start func(testing.TB) string) {
+	endpoint := start(t)
+	if again := start(t); again != endpoint {
+		t.Fatalf("second call started another server: %s vs %s", again, endpoint)
 	}
 	db := dynamodb.NewFromConfig(testenv.AWSConfig(t, endpoint))
 	ctx := context.Background()

@@ -1,0 +1,187 @@
+// Package billing is the money side of a request (SPEC 9): a user's billing record — a monthly
+// points bucket with a renewal day, and an optional usage-by-model dollar budget — and the
+// reservation that makes "never spend more than you have" exact under concurrency: before the
+// first attempt the chain's most expensive cost is reserved atomically, after the request the
+// served model's real cost replaces it (Settle), and a chain that served nothing gives it back
+// (Release). Only the model that served is billed; failed attempts cost nothing.
+//
+// Money is kept in integer micro-dollars: catalog prices are USD per million tokens, which is
+// exactly micro-dollars per token, and integers add atomically in DynamoDB without rounding drift.
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
+)
+
+// User is a user's billing record. Points and spend belong to the period starting at
+// PeriodStart; the first operation after the next renewal starts a new period at zero.
+type User struct {
+	ID            string    `json:"id"`
+	MonthlyPoints int64     `json:"monthlyPoints"` // the points allowance per period
+	RenewalDay    int       `json:"renewalDay"`    // day of the month (UTC) a period starts, 1–28
+	PeriodStart   time.Time `json:"periodStart"`
+	PointsUsed    int64     `json:"pointsUsed"` // includes reservations of requests in flight
+	// UsageByModel enables dollar billing: for keys in usage-by-model mode, and as the fallback of
+	// user-completions keys whose points are exhausted.
+	UsageByModel      bool      `json:"usageByModel"`
+	DollarLimitMicros int64     `json:"dollarLimitMicros"` // the budget per period
+	SpendMicros       int64     `json:"spendMicros"`       // includes reservations in flight
+	CreatedAt         time.Time `json:"createdAt"`
+}
+
+// Store keeps users' billing records. Implemented by boltstore.Store and dynamostore.Store;
+// internal/storetest.RunUsers is the contract.
+type Store interface {
+	// User returns the record, ErrNotFound for an unknown id.
+	User(ctx context.Context, id string) (*User, error)
+	// CreateUser stores a new record; ErrExists if the id is taken.
+	CreateUser(ctx context.Context, u *User) error
+	// UpdateUser applies update to the stored record atomically (update may run more than once
+	// and may not change the ID) and returns the result; an error from update writes nothing.
+	UpdateUser(ctx context.Context, id string, update func(*User) error) (*User, error)
+	// Charge adds c's points and micro-dollars (either may be negative) to the record in one
+	// atomic step. It fails with ErrStalePeriod, writing nothing, if the record's period is not
+	// c.Period, and with ErrInsufficient if c.Capped and a positive amount would pass its cap.
+	Charge(ctx context.Context, id string, c Charge) error
+}
+
+// Charge is one atomic change of a user's points used and spend.
+type Charge struct {
+	Period time.Time
+	Points int64
+	Micros int64
+	// Capped refuses the charge unless PointsUsed+Points ≤ PointsCap and SpendMicros+Micros ≤
+	// MicrosCap (each checked only when its amount is positive).
+	Capped    bool
+	PointsCap int64
+	MicrosCap int64
+}
+
+var (
+	// ErrNotFound is an unknown user.
+	ErrNotFound = errors.New("billing: user not found")
+	// ErrExists is a create for an id already taken.
+	ErrExists = errors.New("billing: user already exists")
+	// ErrInsufficient is a capped charge that does not fit.
+	ErrInsufficient = errors.New("billing: not enough points or budget left")
+	// ErrStalePeriod is a charge for a period the record has left (or not reached yet).
+	ErrStalePeriod = errors.New("billing: the user's billing period changed")
+)
+
+// Fits reports whether a capped charge c fits u (stores use it under their lock or condition).
+func (c Charge) Fits(u *User) bool {
+	if !c.Capped {
+		return true
+	}
+	return (c.Points <= 0 || u.PointsUsed+c.Points <= c.PointsCap) && (c.Micros <= 0 || u.SpendMicros+c.Micros <= c.MicrosCap)
+}
+
+// PeriodStart is the start of the period containing now for a renewal day (UTC midnight).
+func PeriodStart(renewalDay int, now time.Time) time.Time {
+	now = now.UTC()
+	start := time.Date(now.Year(), now.Month(), renewalDay, 0, 0, 0, 0, time.UTC)
+	if start.After(now) {
+		start = start.AddDate(0, -1, 0)
+	}
+	return start
+}
+
+// NextRenewal is when the current period of u ends.
+func (u *User) NextRenewal() time.Time { return u.PeriodStart.AddDate(0, 1, 0) }
+
+// PointsRemaining is what is left of the allowance (never negative).
+func (u *User) PointsRemaining() int64 { return max(0, u.MonthlyPoints-u.PointsUsed) }
+
+// BudgetRemainingMicros is what is left of the dollar budget (never negative).
+func (u *User) BudgetRemainingMicros() int64 { return max(0, u.DollarLimitMicros-u.SpendMicros) }
+
+// rollover starts the period containing now if u is still in an earlier one.
+func (u *User) rollover(now time.Time) bool {
+	p := PeriodStart(u.RenewalDay, now)
+	if !u.PeriodStart.Before(p) {
+		return false
+	}
+	u.PeriodStart, u.PointsUsed, u.SpendMicros = p, 0, 0
+	return true
+}
+
+// Defaults are a new user's settings, for users created implicitly (a key naming an unknown
+// user, a key's first billed request).
+type Defaults struct {
+	MonthlyPoints     int64
+	UsageByModel      bool
+	DollarLimitMicros int64
+}
+
+// DefaultUser is the project's default: 1000 points a month, no dollar billing.
+var DefaultUser = Defaults{MonthlyPoints: 1000}
+
+// NewUser returns a user with defaults d, renewing on the day of the month of now (the 28th for
+// later days, so every month has it).
+func NewUser(id string, d Defaults, now time.Time) *User {
+	now = now.UTC()
+	day := min(now.Day(), 28)
+	return &User{ID: id, MonthlyPoints: d.MonthlyPoints, RenewalDay: day, PeriodStart: PeriodStart(day, now),
+		UsageByModel: d.UsageByModel, DollarLimitMicros: d.DollarLimitMicros, CreatedAt: now}
+}
+
+// Micros converts dollars to micro-dollars, rounding to the nearest.
+func Micros(dollars float64) int64 { return int64(math.Round(dollars * 1e6)) }
+
+// Dollars converts micro-dollars to dollars.
+func Dollars(micros int64) float64 { return float64(micros) / 1e6 }
+
+// UserPatch is an admin's change to a user (PUT or PATCH /admin/users/{id}); nil fields are
+// left as they are.
+type UserPatch struct {
+	MonthlyPoints *int64             `json:"monthlyPoints"`
+	RenewalDay    *int               `json:"renewalDay"`
+	UsageByModel  *UsageByModelPatch `json:"usageByModel"`
+}
+
+// UsageByModelPatch is the usage-by-model part of a UserPatch.
+type UsageByModelPatch struct {
+	Enabled     *bool    `json:"enabled"`
+	DollarLimit *float64 `json:"dollarLimit"`
+}
+
+// MaxDollarLimit bounds a budget so micro-dollars stay far inside int64.
+const MaxDollarLimit = 1e9
+
+// Apply validates p and applies it to u. A changed renewal day starts the period containing now
+// on the new day, keeping what was used.
+func (p UserPatch) Apply(u *User, now time.Time) error {
+	if p.MonthlyPoints != nil && *p.MonthlyPoints < 0 {
+		return fault.Invalid("monthlyPoints", "monthlyPoints must be 0 or more")
+	}
+	if p.RenewalDay != nil && (*p.RenewalDay < 1 || *p.RenewalDay > 28) {
+		return fault.Invalid("renewalDay", fmt.Sprintf("renewalDay must be a day of the month from 1 to 28 (got %d)", *p.RenewalDay))
+	}
+	var ubm UsageByModelPatch
+	if p.UsageByModel != nil {
+		ubm = *p.UsageByModel
+	}
+	if d := ubm.DollarLimit; d != nil && !(*d >= 0 && *d <= MaxDollarLimit) {
+		return fault.Invalid("usageByModel.dollarLimit", fmt.Sprintf("usageByModel.dollarLimit must be from 0 to %.0f dollars", MaxDollarLimit))
+	}
+	if p.MonthlyPoints != nil {
+		u.MonthlyPoints = *p.MonthlyPoints
+	}
+	if p.RenewalDay != nil && *p.RenewalDay != u.RenewalDay {
+		u.RenewalDay = *p.RenewalDay
+		u.PeriodStart = PeriodStart(u.RenewalDay, now)
+	}
+	if ubm.Enabled != nil {
+		u.UsageByModel = *ubm.Enabled
+	}
+	if ubm.DollarLimit != nil {
+		u.DollarLimitMicros = Micros(*ubm.DollarLimit)
+	}
+	return nil
+}

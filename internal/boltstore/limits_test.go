@@ -1,0 +1,50 @@
+package boltstore_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/limits"
+)
+
+// TestRequestCountsSurviveARestart: the local counter saved at shutdown is restored from the file
+// by the next process, so a restart does not hand every key a fresh allowance.
+func TestRequestCountsSurviveARestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
+	k := &apikey.Key{ID: "k", DailyLimit: 3}
+
+	s, err := boltstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := limits.NewMemory()
+	l := limits.Limiter{Counter: mem}
+	for range 3 {
+		if err := l.Admit(ctx, k, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mem.Persist(ctx, s, now); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = boltstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	restored := limits.NewMemory()
+	if err := restored.Restore(ctx, s, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&limits.Limiter{Counter: restored}).Admit(ctx, k, now.Add(time.Minute)); err == nil {
+		t.Error("the 4th request of the day was admitted after a restart, want the daily limit to hold")
+	}
+}

@@ -1,0 +1,114 @@
+package dynamostore_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/storetest"
+	"github.com/secureai-gateway/gateway/internal/testenv"
+)
+
+// The limits and billing contracts run on the single-threaded moto: their concurrency tests need
+// a server whose writes are atomic, as DynamoDB's are (testenv.MotoSerial).
+
+func TestCounterContract(t *testing.T) {
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
+	storetest.RunCounter(t, func(t *testing.T) limits.Counter { return newAccountsStore(t, client) })
+}
+
+// newAccountsStore gives each test its own key, limits and users tables.
+func newAccountsStore(t *testing.T, client *dynamodb.Client) *dynamostore.Store {
+	t.Helper()
+	tables := uniqueTables(t)
+	tables.Idempotency = ""
+	tables.Limits, tables.Users = tables.APIKeys+"-limits", tables.APIKeys+"-users"
+	if err := dynamostore.CreateTables(context.Background(), client, tables); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, name := range []string{tables.APIKeys, tables.Limits, tables.Users} {
+			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		}
+	})
+	return dynamostore.New(client, tables)
+}
+
+func TestUsersContract(t *testing.T) {
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
+	storetest.RunUsers(t, func(t *testing.T) billing.Store { return newAccountsStore(t, client) })
+}
+
+// countingTransport counts DynamoDB operations by their X-Amz-Target.
+type countingTransport struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.ops = append(c.ops, strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810."))
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (c *countingTransport) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ops := c.ops
+	c.ops = nil
+	return ops
+}
+
+// TestStoreCallsPerRequest pins the cloud hot path's cost: admitting a request is one
+// TransactWriteItems with no read before it; a billed request is a read, a reserving write and a
+// settling write.
+func TestStoreCallsPerRequest(t *testing.T) {
+	ctx := context.Background()
+	count := &countingTransport{}
+	cfg := testenv.AWSConfig(t, testenv.MotoSerial(t))
+	cfg.HTTPClient = &http.Client{Transport: count}
+	s := newAccountsStore(t, dynamodb.NewFromConfig(cfg))
+	key := &apikey.Key{ID: "k1", UserID: "u1"}
+	b := &billing.Biller{Store: s}
+	if err := s.CreateUser(ctx, billing.NewUser("u1", billing.DefaultUser, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	count.take()
+
+	if err := (&limits.Limiter{Counter: s}).Admit(ctx, key, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ops := count.take(); !slices.Equal(ops, []string{"TransactWriteItems"}) {
+		t.Errorf("Admit made %v, want one TransactWriteItems", ops)
+	}
+	full := &apikey.Key{ID: "k2", UserID: "u1", DailyLimit: 1}
+	for range 2 {
+		_ = (&limits.Limiter{Counter: s}).Admit(ctx, full, time.Now())
+	}
+	if ops := count.take(); !slices.Equal(ops, []string{"TransactWriteItems", "TransactWriteItems"}) {
+		t.Errorf("an admitted and a refused Admit made %v, want one TransactWriteItems each (the refusal names its window)", ops)
+	}
+	m := &catalog.Model{Name: "demo/m", Points: 1}
+	r, err := b.Reserve(ctx, key, []*catalog.Model{m}, billing.Estimate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Settle(ctx, m, &billing.Usage{}); err != nil {
+		t.Fatal(err)
+	}
+	if ops := count.take(); !slices.Equal(ops, []string{"GetItem", "UpdateItem", "UpdateItem"}) {
+		t.Errorf("Reserve and Settle made %v, want GetItem, UpdateItem, UpdateItem", ops)
+	}
+}

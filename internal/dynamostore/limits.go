@@ -1,0 +1,144 @@
+package dynamostore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/secureai-gateway/gateway/internal/limits"
+)
+
+// TakeRequest implements limits.Counter with ONE TransactWriteItems and no read before it: one
+// Update per window, `ADD #c :one` under `attribute_not_exists(#c) OR #c < :limit`. Either every
+// window counts the request or none does, fleet-wide. Cost: a transactional write is two write
+// units per item (≤ 1 KB), so an admitted request costs 8 WCU for its four windows; a refused one
+// is cancelled, which DynamoDB also bills (up to the same 8). The window start is in the item key
+// and the TTL attribute is the window's end plus a day, so old windows need no reset and vanish.
+//
+// A transaction conflicting with a concurrent one on the same items is cancelled with
+// TransactionConflict and retried; the ClientRequestToken makes an SDK-level retry of the same
+// call idempotent, so a lost response never counts a request twice.
+func (s *Store) TakeRequest(ctx context.Context, keyID string, ws []limits.Window, _ time.Time) (int, error) {
+	items := make([]types.TransactWriteItem, len(ws))
+	for i, w := range ws {
+		items[i] = types.TransactWriteItem{Update: &types.Update{
+			TableName:           aws.String(s.tables.Limits),
+			Key:                 map[string]types.AttributeValue{attrLimitPK: &types.AttributeValueMemberS{Value: w.ID(keyID)}},
+			UpdateExpression:    aws.String("ADD #c :one SET #ttl = :ttl"),
+			ConditionExpression: aws.String("attribute_not_exists(#c) OR #c < :limit"),
+			ExpressionAttributeNames: map[string]string{
+				"#c": attrLimitCount, "#ttl": TTLAttribute,
+			},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":one":   &types.AttributeValueMemberN{Value: "1"},
+				":limit": &types.AttributeValueMemberN{Value: strconv.Itoa(w.Limit)},
+				":ttl":   TTL(w.End().Add(24 * time.Hour)),
+			},
+		}}
+	}
+	var token [16]byte
+	_, _ = rand.Read(token[:])
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(hex.EncodeToString(token[:]))}
+	for attempt := range updateAttempts {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return 0, err
+			}
+		}
+		_, err := s.db.TransactWriteItems(ctx, in)
+		if err == nil {
+			return -1, nil
+		}
+		var canceled *types.TransactionCanceledException
+		if !errors.As(err, &canceled) {
+			return 0, &OpError{Op: "TransactWriteItems", Table: s.tables.Limits, Err: err}
+		}
+		full, conflict := cancellation(canceled.CancellationReasons)
+		if full >= 0 {
+			return full, nil
+		}
+		if !conflict {
+			return s.fullWindow(ctx, keyID, ws, err)
+		}
+		// A new token: the cancelled call is finished, and re-sending its token would replay it.
+		_, _ = rand.Read(token[:])
+		in.ClientRequestToken = aws.String(hex.EncodeToString(token[:]))
+	}
+	return 0, &OpError{Op: "TransactWriteItems", Table: s.tables.Limits, Err: ErrConflict}
+}
+
+// cancellation reads a cancelled transaction's per-item reasons: the first item whose condition
+// failed, or whether it was only a conflict worth retrying.
+func cancellation(reasons []types.CancellationReason) (full int, conflict bool) {
+	for i, r := range reasons {
+		switch aws.ToString(r.Code) {
+		case "ConditionalCheckFailed":
+			return i, false
+		case "TransactionConflict":
+			conflict = true
+		}
+	}
+	return -1, conflict
+}
+
+// fullWindow finds the full window by reading the counts, for a cancellation that did not say
+// which item failed; it is on the refusal path only.
+func (s *Store) fullWindow(ctx context.Context, keyID string, ws []limits.Window, cause error) (int, error) {
+	counts, err := s.RequestCounts(ctx, keyID, ws)
+	if err != nil {
+		return 0, err
+	}
+	for i, w := range ws {
+		if counts[i] >= w.Limit {
+			return i, nil
+		}
+	}
+	return 0, &OpError{Op: "TransactWriteItems", Table: s.tables.Limits, Err: cause}
+}
+
+// RequestCounts implements limits.Counter with one consistent BatchGetItem.
+func (s *Store) RequestCounts(ctx context.Context, keyID string, ws []limits.Window) ([]int, error) {
+	keys := make([]map[string]types.AttributeValue, len(ws))
+	index := make(map[string]int, len(ws))
+	for i, w := range ws {
+		id := w.ID(keyID)
+		keys[i] = map[string]types.AttributeValue{attrLimitPK: &types.AttributeValueMemberS{Value: id}}
+		index[id] = i
+	}
+	counts := make([]int, len(ws))
+	req := map[string]types.KeysAndAttributes{s.tables.Limits: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt >= updateAttempts {
+				return nil, &OpError{Op: "BatchGetItem", Table: s.tables.Limits, Err: errors.New("unprocessed keys remain after retries")}
+			}
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+		}
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, &OpError{Op: "BatchGetItem", Table: s.tables.Limits, Err: err}
+		}
+		for _, item := range out.Responses[s.tables.Limits] {
+			pk, _ := item[attrLimitPK].(*types.AttributeValueMemberS)
+			n, _ := item[attrLimitCount].(*types.AttributeValueMemberN)
+			if pk == nil || n == nil {
+				continue
+			}
+			c, err := strconv.Atoi(n.Value)
+			if err != nil {
+				return nil, &OpError{Op: "BatchGetItem", Table: s.tables.Limits, Err: err}
+			}
+			counts[index[pk.Value]] = c
+		}
+		req = out.UnprocessedKeys
+	}
+	return counts, nil
+}

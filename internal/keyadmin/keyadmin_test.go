@@ -1,0 +1,433 @@
+package keyadmin_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/keycache"
+	"github.com/secureai-gateway/gateway/internal/limits"
+)
+
+var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// env is one admin API over a fresh embedded store, with the audit trail it emitted.
+type env struct {
+	store   *boltstore.Store
+	svc     *keyadmin.Service
+	h       *keyadmin.Handler
+	cache   *keycache.Cache
+	mu      sync.Mutex
+	audited []keyadmin.AdminChange
+	admin   *apikey.Key
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	cat := catalog.Builtin()
+	e := &env{store: s, cache: keycache.New(s, time.Hour, func() time.Time { return now })}
+	e.svc = &keyadmin.Service{
+		Keys: s, Users: s,
+		ModelExists: func(m string) bool { _, ok := cat.Models[m]; return ok },
+		Audit: func(_ context.Context, c keyadmin.AdminChange) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.audited = append(e.audited, c)
+		},
+		Invalidate: e.cache.Invalidate,
+		Now:        func() time.Time { return now },
+	}
+	e.h = &keyadmin.Handler{
+		Service: e.svc, Limits: &limits.Limiter{Counter: limits.NewMemory()},
+		Billing: &billing.Biller{Store: s, Now: func() time.Time { return now }},
+		Fail:    fail, KeyCacheTTL: 30 * time.Second, Now: func() time.Time { return now },
+	}
+	e.admin = &apikey.Key{ID: "key_admin", Name: "ops", Admin: true}
+	return e
+}
+
+// fail renders errors as the lead's surface does, by kind, in the classic envelope.
+func fail(w http.ResponseWriter, _ *http.Request, err error) {
+	status := map[fault.Kind]int{fault.InvalidRequest: 400, fault.Unauthenticated: 401, fault.Forbidden: 403,
+		fault.NotFound: 404, fault.MethodNotAllowed: 405, fault.TooLarge: 413}[fault.KindOf(err)]
+	if status == 0 {
+		status = 500
+	}
+	var fe *fault.Error
+	body := map[string]any{"success": false, "error": "Internal error", "message": err.Error()}
+	if errors.As(err, &fe) {
+		body["error"], body["message"], body["param"] = fe.Title, fe.Message, fe.Param
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// do sends a request as caller (nil: anonymous) and decodes the JSON answer.
+func (e *env) do(t *testing.T, caller *apikey.Key, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd *bytes.Reader
+	switch b := body.(type) {
+	case nil:
+		rd = bytes.NewReader(nil)
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	r := httptest.NewRequest(method, path, rd)
+	if caller != nil {
+		r = r.WithContext(identity.WithKey(r.Context(), caller))
+	}
+	w := httptest.NewRecorder()
+	h := e.h.Admin()
+	if path == "/usage" {
+		h = e.h.Usage()
+	}
+	h.ServeHTTP(w, r)
+	var out map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+		t.Fatalf("%s %s: %d %q is not JSON", method, path, w.Code, w.Body)
+	}
+	return w.Code, out
+}
+
+func (e *env) create(t *testing.T, body any) (id, secret string, key map[string]any) {
+	t.Helper()
+	code, out := e.do(t, e.admin, "POST", "/admin/api-keys", body)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, out)
+	}
+	key = out["apiKey"].(map[string]any)
+	return key["id"].(string), out["secret"].(string), key
+}
+
+func TestCreateShowsTheSecretOnceAndStoresOnlyItsHash(t *testing.T) {
+	e := newEnv(t)
+	id, secret, key := e.create(t, map[string]any{"name": "app", "userId": "team-a"})
+	if !regexp.MustCompile(`^sk-[0-9a-f]{64}$`).MatchString(secret) {
+		t.Fatalf("secret %q is not sk- + 64 hex", secret)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	stored, err := e.store.KeyByHash(context.Background(), hex.EncodeToString(sum[:]))
+	if err != nil || stored.ID != id {
+		t.Fatalf("the key is not stored under the secret's SHA-256: %v", err)
+	}
+	if key["billingMode"] != "user-completions" || key["dailyLimit"] != 100.0 || key["monthlyLimit"] != 10000.0 ||
+		key["rateLimit"].(map[string]any)["requestsPerMinute"] != 60.0 || key["rateLimit"].(map[string]any)["requestsPerHour"] != 1000.0 {
+		t.Errorf("defaults not shown: %v", key)
+	}
+	if p := key["allowedSMLTPPolicies"].([]any); len(p) != 2 || p[0] != "public" || p[1] != "internal" {
+		t.Errorf("allowedSMLTPPolicies = %v, want the default [public internal]", p)
+	}
+	for _, path := range []string{"/admin/api-keys/" + id, "/admin/api-keys"} {
+		_, out := e.do(t, e.admin, "GET", path, nil)
+		raw, _ := json.Marshal(out)
+		if strings.Contains(string(raw), secret[3:]) || strings.Contains(string(raw), stored.Hash) {
+			t.Errorf("GET %s shows the secret or its hash: %s", path, raw)
+		}
+	}
+	u, err := e.store.User(context.Background(), "team-a")
+	if err != nil || u.MonthlyPoints != billing.DefaultUser.MonthlyPoints {
+		t.Errorf("the unknown user was not created with the defaults: %+v, %v", u, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	raw, _ := json.Marshal(e.audited)
+	if len(e.audited) != 2 || e.audited[0].Action != keyadmin.ActionUserCreate || e.audited[1].Action != keyadmin.ActionKeyCreate ||
+		e.audited[1].Actor != "key_admin" || strings.Contains(string(raw), secret[3:]) || strings.Contains(string(raw), stored.Hash) {
+		t.Errorf("audit trail %s: want user.create then api_key.create by key_admin, with no secret or hash", raw)
+	}
+}
+
+func TestEveryFieldIsValidatedNamingTheField(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name  string
+		body  string
+		param string
+	}{
+		{"name missing", `{}`, "name"},
+		{"name empty", `{"name":""}`, "name"},
+		{"billingMode unknown", `{"name":"a","billingMode":"free"}`, "billingMode"},
+		{"dailyLimit zero", `{"name":"a","dailyLimit":0}`, "dailyLimit"},
+		{"monthlyLimit negative", `{"name":"a","monthlyLimit":-5}`, "monthlyLimit"},
+		{"requestsPerMinute over 1000", `{"name":"a","rateLimit":{"requestsPerMinute":1001}}`, "rateLimit.requestsPerMinute"},
+		{"requestsPerHour over 10000", `{"name":"a","rateLimit":{"requestsPerHour":10001}}`, "rateLimit.requestsPerHour"},
+		{"expiresAt in the past", `{"name":"a","expiresAt":"2020-01-01T00:00:00Z"}`, "expiresAt"},
+		{"allowedModels unknown", `{"name":"a","allowedModels":["openai/gpt-5-nano","acme/nope"]}`, "allowedModels[1]"},
+		{"allowedSMLTPPolicies empty name", `{"name":"a","allowedSMLTPPolicies":[""]}`, "allowedSMLTPPolicies[0]"},
+		{"userId with spaces", `{"name":"a","userId":"a b"}`, "userId"},
+		{"failoverDefaults four models", `{"name":"a","failoverDefaults":{"models":["openai/gpt-5","openai/gpt-5-mini","openai/gpt-5-nano","openai/gpt-4.1"]}}`, "failoverDefaults.models"},
+		{"failoverDefaults unknown model", `{"name":"a","failoverDefaults":{"models":["openai/gpt-5","acme/nope"]}}`, "failoverDefaults.models[1]"},
+		{"failoverDefaults unknown trigger", `{"name":"a","failoverDefaults":{"models":["openai/gpt-5"],"on":["sunspots"]}}`, "failoverDefaults.on"},
+		{"failoverDefaults model not allowed", `{"name":"a","allowedModels":["openai/gpt-5"],"failoverDefaults":{"models":["openai/gpt-5","openai/gpt-5-nano"]}}`, "failoverDefaults.models[1]"},
+		{"wrong type", `{"name":"a","dailyLimit":"ten"}`, "dailyLimit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := e.do(t, e.admin, "POST", "/admin/api-keys", tc.body)
+			if code != 400 || !strings.HasPrefix(out["param"].(string), tc.param) {
+				t.Errorf("%d %v, want 400 naming %s", code, out, tc.param)
+			}
+		})
+	}
+	for _, body := range []string{`{"name":"a","unknown":1}`, `{"name":"a","failoverDefaults":{"models":["openai/gpt-5"],"extra":1}}`, `{"name":"a"} {}`, ``} {
+		if code, out := e.do(t, e.admin, "POST", "/admin/api-keys", body); code != 400 {
+			t.Errorf("body %q: %d %v, want 400", body, code, out)
+		}
+	}
+	if n, _ := e.store.CountKeys(context.Background()); n != 0 {
+		t.Errorf("%d keys were created by refused requests", n)
+	}
+}
+
+func TestFailoverDefaultsAreClampedAndShownAsStored(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name           string
+		in             map[string]any
+		timeout, first float64
+	}{
+		{"below the ranges", map[string]any{"timeout_ms": 10, "first_token_timeout_ms": 1}, 1000, 500},
+		{"above the ranges", map[string]any{"timeout_ms": 9_999_999, "first_token_timeout_ms": 999_999}, 300000, 60000},
+		{"inside the ranges", map[string]any{"timeout_ms": 20000, "first_token_timeout_ms": 4000}, 20000, 4000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fd := map[string]any{"models": []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4", "openai/gpt-5-nano"}, "on": []string{"timeout"}}
+			for k, v := range tc.in {
+				fd[k] = v
+			}
+			id, _, key := e.create(t, map[string]any{"name": "a", "failoverDefaults": fd})
+			got := key["failoverDefaults"].(map[string]any)
+			if got["timeout_ms"] != tc.timeout || got["first_token_timeout_ms"] != tc.first || len(got["models"].([]any)) != 2 {
+				t.Errorf("response shows %v", got)
+			}
+			k, err := e.svc.Get(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if float64(k.FailoverDefaults.TimeoutMS) != tc.timeout || float64(k.FailoverDefaults.FirstTokenTimeoutMS) != tc.first {
+				t.Errorf("stored %+v", k.FailoverDefaults)
+			}
+		})
+	}
+}
+
+func TestUpdateIsPartialAndSaysWhenItPropagates(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.create(t, map[string]any{"name": "a", "expiresAt": now.Add(time.Hour), "dailyLimit": 7,
+		"failoverDefaults": map[string]any{"models": []string{"openai/gpt-5-nano"}}})
+	code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, `{"rateLimit":{"requestsPerMinute":5},"expiresAt":null,"failoverDefaults":null}`)
+	if code != 200 {
+		t.Fatalf("%d %v", code, out)
+	}
+	k := out["apiKey"].(map[string]any)
+	rl := k["rateLimit"].(map[string]any)
+	if rl["requestsPerMinute"] != 5.0 || rl["requestsPerHour"] != 1000.0 || k["dailyLimit"] != 7.0 || k["name"] != "a" {
+		t.Errorf("unchanged fields changed or the change is missing: %v", k)
+	}
+	if _, ok := k["expiresAt"]; ok {
+		t.Errorf("expiresAt not cleared: %v", k)
+	}
+	if _, ok := k["failoverDefaults"]; ok {
+		t.Errorf("failoverDefaults not cleared: %v", k)
+	}
+	p := out["propagation"].(map[string]any)
+	if p["local"] != "immediate" || p["cloudMaxSeconds"] != 30.0 {
+		t.Errorf("propagation %v", p)
+	}
+	if code, _ := e.do(t, e.admin, "PUT", "/admin/api-keys/key_missing", `{"name":"x"}`); code != 404 {
+		t.Errorf("update of an unknown key: %d, want 404", code)
+	}
+}
+
+func TestRevocationTakesEffectOnTheNextLocalRequest(t *testing.T) {
+	e := newEnv(t)
+	id, secret, _ := e.create(t, map[string]any{"name": "a"})
+	hash, _ := apikey.Hash(secret)
+	k, err := e.cache.KeyByHash(context.Background(), hash) // cached for an hour
+	if err != nil || !k.Usable(now) {
+		t.Fatalf("before revocation: %v", err)
+	}
+	code, out := e.do(t, e.admin, "DELETE", "/admin/api-keys/"+id, nil)
+	if code != 200 || out["apiKey"].(map[string]any)["revokedAt"] == nil {
+		t.Fatalf("revoke: %d %v", code, out)
+	}
+	if k, err := e.cache.KeyByHash(context.Background(), hash); err != nil || k.Usable(now) {
+		t.Errorf("after revocation the cache still serves a usable key (%v)", err)
+	}
+	e.do(t, e.admin, "DELETE", "/admin/api-keys/"+id, nil)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	revokes := 0
+	for _, c := range e.audited {
+		if c.Action == keyadmin.ActionKeyRevoke {
+			revokes++
+		}
+	}
+	if revokes != 1 {
+		t.Errorf("%d revoke audit records for a key revoked twice, want 1", revokes)
+	}
+}
+
+func TestAdminRoutesRefuseNormalKeysAndAnonymousCalls(t *testing.T) {
+	e := newEnv(t)
+	normal := &apikey.Key{ID: "key_app", Name: "app"}
+	for _, route := range [][2]string{{"POST", "/admin/api-keys"}, {"GET", "/admin/api-keys"}, {"GET", "/admin/api-keys/x"},
+		{"PATCH", "/admin/api-keys/x"}, {"DELETE", "/admin/api-keys/x"}, {"GET", "/admin/users/x"}, {"PUT", "/admin/users/x"}} {
+		if code, out := e.do(t, normal, route[0], route[1], `{}`); code != 403 || out["error"] != "Access denied" {
+			t.Errorf("%s %s with a normal key: %d %v, want 403 Access denied", route[0], route[1], code, out)
+		}
+		if code, _ := e.do(t, nil, route[0], route[1], `{}`); code != 401 {
+			t.Errorf("%s %s anonymous: %d, want 401", route[0], route[1], code)
+		}
+	}
+	if code, _ := e.do(t, e.admin, "POST", "/admin/api-keys/x", `{}`); code != 405 {
+		t.Errorf("POST on a key: %d, want 405", code)
+	}
+}
+
+func TestListPagesThroughEveryKeyOnce(t *testing.T) {
+	e := newEnv(t)
+	want := map[string]bool{}
+	for i := range 5 {
+		e.svc.Now = func() time.Time { return now.Add(time.Duration(i) * time.Second) }
+		id, _, _ := e.create(t, map[string]any{"name": "k"})
+		want[id] = true
+	}
+	seen, cursor, pages := map[string]bool{}, "", 0
+	for {
+		code, out := e.do(t, e.admin, "GET", "/admin/api-keys?limit=2&cursor="+cursor, nil)
+		if code != 200 {
+			t.Fatalf("%d %v", code, out)
+		}
+		pages++
+		for _, k := range out["apiKeys"].([]any) {
+			id := k.(map[string]any)["id"].(string)
+			if seen[id] {
+				t.Errorf("key %s listed twice", id)
+			}
+			seen[id] = true
+		}
+		next, _ := out["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if pages != 3 || len(seen) != len(want) {
+		t.Errorf("%d pages, %d keys; want 3 pages, %d keys", pages, len(seen), len(want))
+	}
+	for _, q := range []string{"cursor=garbage", "limit=0", "limit=201", "limit=x"} {
+		if code, _ := e.do(t, e.admin, "GET", "/admin/api-keys?"+q, nil); code != 400 {
+			t.Errorf("?%s: %d, want 400", q, code)
+		}
+	}
+}
+
+func TestUsersBillingRecord(t *testing.T) {
+	e := newEnv(t)
+	if code, _ := e.do(t, e.admin, "GET", "/admin/users/team-b", nil); code != 404 {
+		t.Errorf("GET unknown user: %d, want 404", code)
+	}
+	code, out := e.do(t, e.admin, "PUT", "/admin/users/team-b", `{"monthlyPoints":500,"renewalDay":1,"usageByModel":{"enabled":true,"dollarLimit":25}}`)
+	if code != 200 {
+		t.Fatalf("%d %v", code, out)
+	}
+	u := out["user"].(map[string]any)
+	pts, ubm := u["points"].(map[string]any), u["usageByModel"].(map[string]any)
+	if pts["monthlyAllowance"] != 500.0 || pts["renewalDay"] != 1.0 || pts["remaining"] != 500.0 || ubm["enabled"] != true || ubm["dollarLimit"] != 25.0 {
+		t.Errorf("user %v", u)
+	}
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"renewalDay":31}`); code != 400 || out["param"] != "renewalDay" {
+		t.Errorf("renewalDay 31: %d %v, want 400 naming renewalDay", code, out)
+	}
+}
+
+func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.create(t, map[string]any{"name": "app", "userId": "team-c", "dailyLimit": 5})
+	k, err := e.svc.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := e.h.Limits.Admit(context.Background(), k, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := e.do(t, k, "GET", "/usage", nil)
+	if code != 200 {
+		t.Fatalf("%d %v", code, out)
+	}
+	a := out["api_key"].(map[string]any)
+	daily := a["daily"].(map[string]any)
+	if daily["limit"] != 5.0 || daily["used"] != 2.0 || daily["remaining"] != 3.0 || daily["reset_time"] != "2026-12-02T00:00:00Z" {
+		t.Errorf("daily %v", daily)
+	}
+	if a["rate_limit"].(map[string]any)["requests_per_minute"].(map[string]any)["used"] != 2.0 || a["billing_mode"] != "user-completions" {
+		t.Errorf("api_key %v", a)
+	}
+	if pts := out["points"].(map[string]any); pts["remaining"] != 1000.0 || pts["monthly_limit"] != 1000.0 {
+		t.Errorf("points %v", pts)
+	}
+	if _, ok := out["usage_by_model"].(map[string]any)["remaining_budget"]; !ok {
+		t.Errorf("usage_by_model %v", out["usage_by_model"])
+	}
+	if code, _ := e.do(t, nil, "GET", "/usage", nil); code != 401 {
+		t.Errorf("anonymous /usage: %d, want 401", code)
+	}
+}
+
+// TestAModelAloneGetsTheChainFromItsPositionInTheStoredDefaults: what the admin stored (clamped)
+// is what a caller sending `model` alone runs.
+func TestAModelAloneGetsTheChainFromItsPositionInTheStoredDefaults(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.create(t, map[string]any{"name": "a", "failoverDefaults": map[string]any{
+		"models":     []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4", "google/gemini-2.5-flash"},
+		"timeout_ms": 999_999, "on": []string{"timeout", "server_error"}}})
+	k, err := e.svc.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := chain.ParseSpec([]byte(`{"model":"anthropic/claude-sonnet-4"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := chain.Resolve(spec, k.FailoverDefaults, chain.ProjectSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plan.Models(); !slices.Equal(got, []string{"anthropic/claude-sonnet-4", "google/gemini-2.5-flash"}) || plan.Source != chain.FromKeyDefaults {
+		t.Fatalf("chain %v from %s, want the defaults from claude-sonnet-4's position", got, plan.Source)
+	}
+	if plan.Targets[0].Timeout != 300*time.Second || plan.On.Has(chain.RateLimit) || !plan.On.Has(chain.Timeout) {
+		t.Errorf("plan %+v, want the clamped 300 s timeout and the defaults' triggers", plan)
+	}
+}

@@ -1,0 +1,97 @@
+package keyadmin
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/limits"
+)
+
+// usageJSON is GET /usage (SPEC 7), in the snake_case of the completion surfaces.
+type usageJSON struct {
+	Success bool `json:"success"`
+	Points  struct {
+		Remaining    int64     `json:"remaining"`
+		Used         int64     `json:"used"`
+		MonthlyLimit int64     `json:"monthly_limit"`
+		NextRenewal  time.Time `json:"next_renewal"`
+	} `json:"points"`
+	UsageByModel struct {
+		Enabled         bool    `json:"enabled"`
+		DollarLimit     float64 `json:"dollar_limit"`
+		CurrentSpend    float64 `json:"current_spend"`
+		RemainingBudget float64 `json:"remaining_budget"`
+	} `json:"usage_by_model"`
+	APIKey struct {
+		ID          string             `json:"id"`
+		Name        string             `json:"name"`
+		BillingMode apikey.BillingMode `json:"billing_mode"`
+		Daily       windowJSON         `json:"daily"`
+		Monthly     windowJSON         `json:"monthly"`
+		RateLimit   struct {
+			RequestsPerMinute windowJSON `json:"requests_per_minute"`
+			RequestsPerHour   windowJSON `json:"requests_per_hour"`
+		} `json:"rate_limit"`
+		ExpiresAt *time.Time `json:"expires_at"`
+	} `json:"api_key"`
+}
+
+type windowJSON struct {
+	Limit     int       `json:"limit"`
+	Used      int       `json:"used"`
+	Remaining int       `json:"remaining"`
+	ResetTime time.Time `json:"reset_time"`
+}
+
+// Usage returns the handler of GET /usage: the calling key's points, usage-by-model budget,
+// request limits with their current counts, and expiry. Reading it counts no request.
+func (h *Handler) Usage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := identity.Key(r.Context())
+		if k == nil {
+			h.Fail(w, r, fault.New(fault.Unauthenticated, "Invalid API key", "An API key is required"))
+			return
+		}
+		now := time.Now()
+		if h.Now != nil {
+			now = h.Now()
+		}
+		u, err := h.Billing.EnsureUser(r.Context(), billing.UserID(k))
+		if err != nil {
+			h.Fail(w, r, err)
+			return
+		}
+		windows, err := h.Limits.Usage(r.Context(), k, now)
+		if err != nil {
+			h.Fail(w, r, err)
+			return
+		}
+		var out usageJSON
+		out.Success = true
+		out.Points.Remaining, out.Points.Used = u.PointsRemaining(), u.PointsUsed
+		out.Points.MonthlyLimit, out.Points.NextRenewal = u.MonthlyPoints, u.NextRenewal()
+		ubm := &out.UsageByModel
+		ubm.Enabled, ubm.DollarLimit = u.UsageByModel, billing.Dollars(u.DollarLimitMicros)
+		ubm.CurrentSpend, ubm.RemainingBudget = billing.Dollars(u.SpendMicros), billing.Dollars(u.BudgetRemainingMicros())
+		a := &out.APIKey
+		a.ID, a.Name, a.BillingMode, a.ExpiresAt = k.ID, k.Name, k.BillingModeOrDefault(), k.ExpiresAt
+		for _, wu := range windows {
+			wj := windowJSON{Limit: wu.Limit, Used: wu.Used, Remaining: wu.Remaining(), ResetTime: wu.ResetTime}
+			switch wu.Period {
+			case limits.Minute:
+				a.RateLimit.RequestsPerMinute = wj
+			case limits.Hour:
+				a.RateLimit.RequestsPerHour = wj
+			case limits.Day:
+				a.Daily = wj
+			case limits.Month:
+				a.Monthly = wj
+			}
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+}

@@ -1,0 +1,179 @@
+// Package limits enforces a key's request limits: requests per minute, hour, day and month, each a
+// fixed calendar window in UTC. A request is counted in every window at once and only if every
+// window has room, so a refused request costs the caller nothing and counts stay exact under any
+// concurrency. The counting itself is a Counter: Memory for the single local process (persisted to
+// the embedded store), the DynamoDB store in the cloud (one transaction, fleet-wide).
+package limits
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/fault"
+)
+
+// Period is the length of a window.
+type Period uint8
+
+// The four windows of SPEC 7, shortest first: a refusal names the shortest full window, whose
+// reset comes soonest.
+const (
+	Minute Period = iota
+	Hour
+	Day
+	Month
+)
+
+var periodNames = [...]string{Minute: "minute", Hour: "hour", Day: "day", Month: "month"}
+
+func (p Period) String() string {
+	if int(p) < len(periodNames) {
+		return periodNames[p]
+	}
+	return "period(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParsePeriod is the inverse of String.
+func ParsePeriod(s string) (Period, error) {
+	for i, n := range periodNames {
+		if n == s {
+			return Period(i), nil
+		}
+	}
+	return 0, fmt.Errorf("limits: unknown period %q", s)
+}
+
+// Start is the start of the window of this period that contains t (UTC calendar windows).
+func (p Period) Start(t time.Time) time.Time {
+	t = t.UTC()
+	switch p {
+	case Minute:
+		return t.Truncate(time.Minute)
+	case Hour:
+		return t.Truncate(time.Hour)
+	case Day:
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	default:
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+}
+
+// End is when the window starting at start ends.
+func (p Period) End(start time.Time) time.Time {
+	switch p {
+	case Minute:
+		return start.Add(time.Minute)
+	case Hour:
+		return start.Add(time.Hour)
+	case Day:
+		return start.AddDate(0, 0, 1)
+	default:
+		return start.AddDate(0, 1, 0)
+	}
+}
+
+// Window is one counted window of one key.
+type Window struct {
+	Period Period
+	Start  time.Time
+	Limit  int
+}
+
+// End is when the window resets.
+func (w Window) End() time.Time { return w.Period.End(w.Start) }
+
+// ID names the window's record for keyID: the window start is part of it, so a new window starts
+// at zero with no reset, and an old record is simply never read again (DynamoDB's TTL removes it).
+func (w Window) ID(keyID string) string {
+	return keyID + "#" + w.Period.String() + "#" + strconv.FormatInt(w.Start.Unix(), 10)
+}
+
+// Windows returns the key's four windows at now, shortest first, with its effective limits.
+func Windows(key *apikey.Key, now time.Time) []Window {
+	l := key.Limits()
+	limit := [...]int{Minute: l.PerMinute, Hour: l.PerHour, Day: l.PerDay, Month: l.PerMonth}
+	ws := make([]Window, len(limit))
+	for p := range ws {
+		ws[p] = Window{Period: Period(p), Start: Period(p).Start(now), Limit: limit[p]}
+	}
+	return ws
+}
+
+// Counter counts requests per window, atomically across windows.
+type Counter interface {
+	// TakeRequest counts one request for keyID in every window if each window's count is below
+	// its limit, and returns -1. Otherwise it counts nothing and returns the index in ws of a
+	// full window (the first one it knows to be full).
+	TakeRequest(ctx context.Context, keyID string, ws []Window, now time.Time) (full int, err error)
+	// RequestCounts returns each window's count, 0 for a window never counted.
+	RequestCounts(ctx context.Context, keyID string, ws []Window) ([]int, error)
+}
+
+// Limiter applies keys' limits through a Counter.
+type Limiter struct {
+	Counter Counter
+}
+
+// Exceeded is the cause inside Admit's *fault.Error: which window is full and when it resets.
+// Surfaces read it with errors.As for the body's reset_time.
+type Exceeded struct {
+	Period    Period
+	Limit     int
+	ResetTime time.Time
+}
+
+func (e *Exceeded) Error() string {
+	return fmt.Sprintf("limits: %d requests per %s reached until %s", e.Limit, e.Period, e.ResetTime.Format(time.RFC3339))
+}
+
+// Admit counts the request in every window of the key, or refuses it with a *fault.Error of kind
+// RateLimited (title "Rate limit exceeded: too many requests per <period>", Retry-After until the
+// full window resets, cause *Exceeded) and counts nothing. Whether the key is usable (revoked,
+// expired) is the caller's question, asked before.
+func (l *Limiter) Admit(ctx context.Context, key *apikey.Key, now time.Time) error {
+	ws := Windows(key, now)
+	full, err := l.Counter.TakeRequest(ctx, key.ID, ws, now)
+	if err != nil {
+		return fault.New(fault.Unavailable, "Service unavailable", "The request limit store cannot be reached; try again").Wrap(err)
+	}
+	if full < 0 {
+		return nil
+	}
+	w := ws[full]
+	ex := &Exceeded{Period: w.Period, Limit: w.Limit, ResetTime: w.End()}
+	title := "Rate limit exceeded: too many requests per " + w.Period.String()
+	msg := fmt.Sprintf("This API key may make %d requests per %s; the limit resets at %s",
+		w.Limit, w.Period, ex.ResetTime.Format(time.RFC3339))
+	retry := time.Duration(math.Ceil(ex.ResetTime.Sub(now).Seconds())) * time.Second
+	return fault.New(fault.RateLimited, title, msg).WithCode("rate_limit_exceeded").
+		WithRetryAfter(max(retry, time.Second)).Wrap(ex)
+}
+
+// WindowUsage is one window as GET /usage shows it.
+type WindowUsage struct {
+	Period    Period
+	Limit     int
+	Used      int
+	ResetTime time.Time
+}
+
+// Remaining is how many more requests the window admits.
+func (u WindowUsage) Remaining() int { return max(0, u.Limit-u.Used) }
+
+// Usage returns the key's windows at now with their counts, shortest first.
+func (l *Limiter) Usage(ctx context.Context, key *apikey.Key, now time.Time) ([]WindowUsage, error) {
+	ws := Windows(key, now)
+	counts, err := l.Counter.RequestCounts(ctx, key.ID, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WindowUsage, len(ws))
+	for i, w := range ws {
+		out[i] = WindowUsage{Period: w.Period, Limit: w.Limit, Used: counts[i], ResetTime: w.End()}
+	}
+	return out, nil
+}
