@@ -23,11 +23,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "create-key" {
+	commands := map[string]func([]string) error{"create-key": createKey, "rotate-signing-key": rotateSigningKey}
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
 		fmt.Fprintln(os.Stderr, "usage: admin create-key -table TABLE -name NAME [-admin] [-user ID] [-models a,b] [-defaults a,b,c]")
+		fmt.Fprintln(os.Stderr, "       admin rotate-signing-key [-secret ARN | -db FILE] [-keep N]")
 		os.Exit(2)
 	}
-	if err := createKey(os.Args[2:]); err != nil {
+	if err := commands[os.Args[1]](os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "admin:", err)
 		os.Exit(1)
 	}
