@@ -30,6 +30,9 @@ const attrIdempotencyPK = "pk"
 type Tables struct {
 	APIKeys     string // required
 	Idempotency string // optional: "" when this deployment keeps no idempotency records
+	// Receipts and CircuitBreakers are optional (governance_schema.go).
+	Receipts        string
+	CircuitBreakers string
 }
 
 // Validate reports a missing required table name.
@@ -82,7 +85,7 @@ func definitions(t Tables) []tableDef {
 			ttlAttribute: TTLAttribute,
 		})
 	}
-	return defs
+	return append(defs, governanceDefinitions(t)...)
 }
 
 // CreateTables creates the tables (skipping ones that already exist), waits until they are
