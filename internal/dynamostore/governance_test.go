@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/storetest"
@@ -30,4 +31,9 @@ func newGovernanceStore(t *testing.T, client *dynamodb.Client) *dynamostore.Stor
 		}
 	})
 	return dynamostore.New(client, tables)
+}
+
+func TestBreakersContract(t *testing.T) {
+	client := newClient(t)
+	storetest.RunBreakers(t, func(t *testing.T) breaker.Store { return newGovernanceStore(t, client) })
 }
