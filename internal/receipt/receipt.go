@@ -13,10 +13,11 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/verify"
 )
 
 // Type is the receipt's JWS typ; the signing.Signer must be built with it.
-const Type jose.ContentType = "secureai-receipt+jws"
+const Type jose.ContentType = verify.ReceiptType
 
 // The policy verdicts a receipt records. A request refused by its policy serves nothing and gets
 // no receipt, so these are the only two.

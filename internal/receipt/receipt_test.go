@@ -18,6 +18,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/verify"
 )
 
 type memStore struct {
@@ -199,5 +200,28 @@ func TestHandler(t *testing.T) {
 				t.Errorf("failed with %v (kind %v), want kind %v", failed, fault.KindOf(failed), tt.kind)
 			}
 		})
+	}
+}
+
+// TestPublicVerifierReadsReceipts: the verify package's Receipt (what the README shows) accepts a
+// receipt and refuses a changed one.
+func TestPublicVerifierReadsReceipts(t *testing.T) {
+	iss, signer, _ := issuer(t)
+	rec, err := iss.Issue(context.Background(), sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := httptest.NewServer(signer.JWKSHandler())
+	defer jwks.Close()
+	keys := verify.NewRemoteJWKS(jwks.URL, nil)
+	payload, err := verify.Receipt(context.Background(), keys, rec.JWS)
+	if err != nil || !strings.Contains(string(payload), `"bundle_id":"set_b"`) {
+		t.Fatalf("Receipt = %s, %v", payload, err)
+	}
+	parts := strings.Split(rec.JWS, ".")
+	forged := parts[0] + "." + parts[1][:len(parts[1])-2] + "xx." + parts[2]
+	var ve *verify.Error
+	if _, err := verify.Receipt(context.Background(), keys, forged); !errors.As(err, &ve) || ve.Reason != verify.BadSignature {
+		t.Errorf("a changed receipt: err %v, want bad_signature", err)
 	}
 }
