@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/verify"
 )
@@ -115,4 +116,17 @@ func (i *Issuer) Issue(ctx context.Context, c Claims) (Record, error) {
 		return Record{}, err
 	}
 	return r, nil
+}
+
+// PolicySection is the receipt's policy section for a request served under a with these
+// verdicts (policy.Applied.CheckChain's, plus any re-run per attempt).
+func PolicySection(a policy.Applied, verdicts []policy.Verdict) Policy {
+	p := Policy{Name: a.Name, Hash: a.Hash, Mode: string(a.Mode), Verdict: VerdictAllowed}
+	for _, v := range verdicts {
+		if !v.Allowed {
+			p.Verdict = VerdictMonitored
+			p.Violations = append(p.Violations, v.Model+": "+v.Rule)
+		}
+	}
+	return p
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/verify"
@@ -223,5 +224,28 @@ func TestPublicVerifierReadsReceipts(t *testing.T) {
 	var ve *verify.Error
 	if _, err := verify.Receipt(context.Background(), keys, forged); !errors.As(err, &ve) || ve.Reason != verify.BadSignature {
 		t.Errorf("a changed receipt: err %v, want bad_signature", err)
+	}
+}
+
+func TestPolicySection(t *testing.T) {
+	set, _ := policy.NewSet(nil)
+	internal, _ := set.Lookup("internal")
+	tests := []struct {
+		name     string
+		verdicts []policy.Verdict
+		verdict  string
+		violated []string
+	}{
+		{"no breach is allowed", []policy.Verdict{{Model: "a", Allowed: true}}, receipt.VerdictAllowed, nil},
+		{"a monitor-mode breach is recorded", []policy.Verdict{{Model: "a", Allowed: true}, {Model: "b", Rule: policy.RuleRegion}},
+			receipt.VerdictMonitored, []string{"b: " + policy.RuleRegion}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := receipt.PolicySection(internal, tt.verdicts)
+			if p.Name != "internal" || p.Hash != internal.Hash || p.Mode != "monitor" || p.Verdict != tt.verdict || strings.Join(p.Violations, ",") != strings.Join(tt.violated, ",") {
+				t.Errorf("got %+v", p)
+			}
+		})
 	}
 }
