@@ -171,3 +171,27 @@ func TestWarmInstanceSeesAnOpenWithinCacheTTL(t *testing.T) {
 	clk.Advance(time.Millisecond)
 	circuitOpen(t, a.Check(ctx, key))
 }
+
+// TestRacingViolationsOpenOnce: instances recording violations at once open each subject's
+// breaker exactly once.
+func TestRacingViolationsOpenOnce(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t)
+	clk := &clock{t: start}
+	aud := &audit{}
+	var wg sync.WaitGroup
+	for range 4 {
+		b := breaker.New(store, breaker.Config{Threshold: 5, Now: clk.Now}, aud.record)
+		for range 5 {
+			wg.Go(func() {
+				if err := b.RecordViolation(ctx, key); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if got := aud.actions(); got != "open by auto, open by auto" {
+		t.Errorf("audit: %s (want one open for the key and one for its user)", got)
+	}
+}
