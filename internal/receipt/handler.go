@@ -60,9 +60,12 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, fault.New(fault.Unavailable, "Service unavailable", "the receipt store cannot be read now").Wrap(err))
 		return
 	}
+	var payload []byte
 	parts := strings.Split(rec.JWS, ".")
-	payload, err := base64.RawURLEncoding.DecodeString(parts[min(1, len(parts)-1)])
-	if err != nil || len(parts) != 3 {
+	if len(parts) == 3 {
+		payload, err = base64.RawURLEncoding.DecodeString(parts[1])
+	}
+	if len(parts) != 3 || err != nil {
 		h.Fail(w, r, fault.New(fault.Internal, "Internal error", "stored receipt is corrupt").Wrap(err))
 		return
 	}
