@@ -44,6 +44,7 @@ commands:
   revoke-key   revoke a key by id (-id)
   set-user     create or change a user's billing record (-id)
   create-user  the same as set-user
+  rotate-signing-key  make a new signing key current; old tokens and receipts keep verifying
 
 store flags (one of):
   -db PATH              the local embedded store (default $SECUREAI_DATA_DIR/gateway.db, .secureai/gateway.db)
@@ -95,6 +96,8 @@ func run(ctx context.Context, cmd string, args []string, out io.Writer) error {
 		}
 	case "set-user", "create-user":
 		do = setUser(ctx, fs, out)
+	case "rotate-signing-key":
+		return rotateSigningKey(args)
 	default:
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}

@@ -32,6 +32,9 @@ type Tables struct {
 	Idempotency string // optional: "" when this deployment keeps no idempotency records
 	Limits      string // optional: request counters (limits.Counter), one item per key and window
 	Users       string // optional: users' billing records (billing.Store)
+	// Receipts and CircuitBreakers are optional (governance_schema.go).
+	Receipts        string
+	CircuitBreakers string
 }
 
 // Validate reports a missing required table name.
@@ -84,7 +87,8 @@ func definitions(t Tables) []tableDef {
 			ttlAttribute: TTLAttribute,
 		})
 	}
-	return append(defs, accountDefinitions(t)...)
+	defs = append(defs, accountDefinitions(t)...)
+	return append(defs, governanceDefinitions(t)...)
 }
 
 // CreateTables creates the tables (skipping ones that already exist), waits until they are

@@ -1,7 +1,9 @@
-// Package policy resolves the SMLTP policy a request runs under. The policy engine itself (allowed
-// providers and regions, enforce/monitor) is a later issue; this package already gives every
-// surface the same answer for which policy applied, where that choice came from, and its hash, so
-// responses and the policy-check dry run agree and the hash stays stable once rules are added.
+// Package policy is the SMLTP policy engine: named policies (public, internal, confidential built
+// in, more from SECUREAI_CONFIG) that say which providers and regions a request's data may reach
+// and whether a breach is refused (enforce) or only recorded (monitor). Every surface and the
+// policy-check dry run ask this package the same two questions — which policy applies to this
+// request and key, and may this attempt's model run under it — so their answers agree, and each
+// policy carries a hash of its canonical form that receipts and entitlement tokens bind to.
 package policy
 
 import (
@@ -9,20 +11,148 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
-// Default is the policy a request gets when it names none.
+// Default is the policy a request gets when neither it nor its key names one.
 const Default = "public"
 
-// Names are the policies the gateway knows.
-var Names = []string{"public", "internal", "confidential"}
+// DefaultAllowed is what a key may use when its allowedSMLTPPolicies is empty (SPEC 7).
+var DefaultAllowed = []string{"public", "internal"}
 
 // Source says where the applied policy came from.
 const (
 	SourceRequest = "request"
-	SourceDefault = "default"
+	SourceDefault = "default" // the key's default, else Default
 )
+
+// Mode says what a breach of the policy does.
+type Mode string
+
+const (
+	// Monitor lets a breaching attempt through and records the violation (receipt verdict, breaker).
+	Monitor Mode = "monitor"
+	// Enforce refuses a breaching attempt with 403 before anything is sent.
+	Enforce Mode = "enforce"
+)
+
+// Any, as the only entry of Providers or Regions, means no restriction.
+const Any = "*"
+
+// Policy is one named policy's rules.
+type Policy struct {
+	Name string `json:"-"`
+	// Providers the data may be sent to, by catalog provider name; empty or ["*"]: any.
+	Providers []string `json:"providers,omitempty"`
+	// Regions the model must run in (data residency), matched against the catalog's regions of a
+	// model; a policy region also covers its sub-regions ("us" covers "us-east-1"). Every region a
+	// model may run in must be allowed, and a model with no regions in the catalog is denied,
+	// because its residency is unknown. Empty or ["*"]: any.
+	Regions []string `json:"regions,omitempty"`
+	// Mode is monitor or enforce; omitted means enforce, the safe reading of a policy.
+	Mode Mode `json:"mode,omitempty"`
+}
+
+// Builtin returns the built-in policies:
+//
+//   - public: any provider, any region, enforce (there is nothing to breach). For data that may
+//     go wherever the catalog reaches.
+//   - internal: any provider, regions us and eu (jurisdictions with enterprise data agreements),
+//     monitor: breaches are recorded, not refused, so teams see where internal data would go
+//     before they lock it down.
+//   - confidential: only bedrock (the operator's own AWS account: no third-party data processor)
+//     in us-east-1, enforce.
+//
+// SECUREAI_CONFIG may replace any of them by name.
+func Builtin() map[string]Policy {
+	return map[string]Policy{
+		"public":       {Name: "public", Mode: Enforce},
+		"internal":     {Name: "internal", Regions: []string{"us", "eu"}, Mode: Monitor},
+		"confidential": {Name: "confidential", Providers: []string{"bedrock"}, Regions: []string{"us-east-1"}, Mode: Enforce},
+	}
+}
+
+var (
+	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+	valueRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$`)
+)
+
+// Parse reads the "smltp_policies" section of SECUREAI_CONFIG: a JSON object of policies by name,
+// for example {"eu-only": {"regions": ["eu"], "mode": "enforce"}}. Unknown fields are refused, so
+// a misspelt rule never silently allows everything.
+func Parse(raw []byte) (map[string]Policy, error) {
+	var in map[string]*Policy
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("policy: smltp_policies: %w", err)
+	}
+	out := make(map[string]Policy, len(in))
+	for name, p := range in {
+		if p == nil {
+			return nil, fmt.Errorf("policy: smltp_policies: policy %q has no definition", name)
+		}
+		p.Name = name
+		if err := p.validate(); err != nil {
+			return nil, err
+		}
+		out[name] = *p
+	}
+	return out, nil
+}
+
+func (p *Policy) validate() error {
+	if !nameRE.MatchString(p.Name) {
+		return fmt.Errorf("policy: name %q must be 1-64 lowercase letters, digits, '_', '-' or '.'", p.Name)
+	}
+	switch p.Mode {
+	case "":
+		p.Mode = Enforce
+	case Monitor, Enforce:
+	default:
+		return fmt.Errorf("policy %q: mode %q must be %q or %q", p.Name, p.Mode, Monitor, Enforce)
+	}
+	for field, list := range map[string][]string{"providers": p.Providers, "regions": p.Regions} {
+		for _, v := range list {
+			if v != Any && !valueRE.MatchString(v) {
+				return fmt.Errorf("policy %q: %s entry %q is not a provider or region name", p.Name, field, v)
+			}
+		}
+		if slices.Contains(list, Any) && len(list) > 1 {
+			return fmt.Errorf("policy %q: %s lists %q with other entries; use it alone", p.Name, field, Any)
+		}
+	}
+	return nil
+}
+
+// canonical is the policy's canonical form: a JSON object with keys in a fixed (sorted) order and
+// lists sorted and deduplicated, "any" written as ["*"]. Equal rules give equal bytes however the
+// config spelt them, so policy_hash changes exactly when the rules do.
+func (p Policy) canonical() string {
+	b, err := json.Marshal(struct {
+		Mode      Mode     `json:"mode"`
+		Name      string   `json:"name"`
+		Providers []string `json:"providers"`
+		Regions   []string `json:"regions"`
+	}{p.Mode, p.Name, normalize(p.Providers), normalize(p.Regions)})
+	if err != nil {
+		panic(err) // strings and slices of strings always marshal
+	}
+	return string(b)
+}
+
+func normalize(list []string) []string {
+	if len(list) == 0 || slices.Contains(list, Any) {
+		return []string{Any}
+	}
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Applied is the policy a request runs under.
 type Applied struct {
@@ -30,45 +160,107 @@ type Applied struct {
 	Canonical string `json:"canonical"` // the canonical JSON the hash covers
 	Source    string `json:"source"`
 	Hash      string `json:"policy_hash"` // hex SHA-256 of Canonical
+	Mode      Mode   `json:"-"`
+	rules     Policy
 }
 
-// UnknownError is a request naming a policy that does not exist.
-type UnknownError struct{ Name string }
+// Set is the gateway's policies: the built-in ones overlaid with SECUREAI_CONFIG's. It is
+// immutable once built and safe for concurrent use.
+type Set struct {
+	byName map[string]Applied
+	names  []string
+}
+
+// NewSet returns the built-in policies overlaid with config (from Parse; nil for none), each
+// replacing a built-in of the same name.
+func NewSet(config map[string]Policy) (*Set, error) {
+	all := Builtin()
+	for name, p := range config {
+		p.Name = name
+		if err := p.validate(); err != nil {
+			return nil, err
+		}
+		all[name] = p
+	}
+	s := &Set{byName: make(map[string]Applied, len(all))}
+	for name, p := range all {
+		p.Providers, p.Regions = normalize(p.Providers), normalize(p.Regions)
+		c := p.canonical()
+		sum := sha256.Sum256([]byte(c))
+		s.byName[name] = Applied{Name: name, Canonical: c, Hash: hex.EncodeToString(sum[:]), Mode: p.Mode, rules: p}
+		s.names = append(s.names, name)
+	}
+	slices.Sort(s.names)
+	return s, nil
+}
+
+// Names lists the policies in a stable order.
+func (s *Set) Names() []string { return slices.Clone(s.names) }
+
+// UnknownError is a request (or a key's default) naming a policy that does not exist: a 400 on
+// the smltp_policy field.
+type UnknownError struct {
+	Name  string
+	Known []string
+}
 
 func (e *UnknownError) Error() string {
-	return fmt.Sprintf("smltp_policy: unknown policy %q (allowed: %s)", e.Name, strings.Join(Names, ", "))
+	return fmt.Sprintf("smltp_policy: unknown policy %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
 }
 
-// Resolve returns the policy named by a request; "" means the request named none.
-func Resolve(name string) (Applied, error) {
+// Kind implements fault.Kinded.
+func (e *UnknownError) Kind() fault.Kind { return fault.InvalidRequest }
+
+// Lookup returns the policy named by a request without asking whether a key may use it; "" means
+// the request named none and gets Default.
+func (s *Set) Lookup(name string) (Applied, error) {
 	src := SourceRequest
 	if name == "" {
 		name, src = Default, SourceDefault
 	}
-	a, ok := known[name]
+	a, ok := s.byName[name]
 	if !ok {
-		return Applied{}, &UnknownError{Name: name}
+		return Applied{}, &UnknownError{Name: name, Known: s.Names()}
 	}
 	a.Source = src
 	return a, nil
 }
 
-// known holds each policy's canonical form and hash, computed once rather than per request.
-var known = func() map[string]Applied {
-	m := make(map[string]Applied, len(Names))
-	for _, name := range Names {
-		canonical := canonicalJSON(name)
-		sum := sha256.Sum256([]byte(canonical))
-		m[name] = Applied{Name: name, Canonical: canonical, Hash: hex.EncodeToString(sum[:])}
+// Resolve returns the policy a request runs under: the one it names, else the key's default
+// (keyDefault), else Default. A key may use only the policies in keyAllowed (empty:
+// DefaultAllowed); any other is a 403 *fault.Error with code "smltp_policy_not_allowed".
+func (s *Set) Resolve(name string, keyAllowed []string, keyDefault string) (Applied, error) {
+	fromKey := name == "" && keyDefault != ""
+	if fromKey {
+		name = keyDefault
 	}
-	return m
+	a, err := s.Lookup(name)
+	if err != nil {
+		return Applied{}, err
+	}
+	if fromKey {
+		a.Source = SourceDefault
+	}
+	if len(keyAllowed) == 0 {
+		keyAllowed = DefaultAllowed
+	}
+	if !slices.Contains(keyAllowed, a.Name) {
+		return Applied{}, fault.New(fault.Forbidden, "Access denied",
+			fmt.Sprintf("this API key may not use SMLTP policy %q (allowed: %s)", a.Name, strings.Join(keyAllowed, ", "))).
+			WithCode("smltp_policy_not_allowed").WithParam("smltp_policy")
+	}
+	return a, nil
+}
+
+// builtinSet is the built-in policies, for the Resolve adapter only; it is never modified.
+var builtinSet = func() *Set {
+	s, err := NewSet(nil)
+	if err != nil {
+		panic(err) // the built-ins are tested; reaching this is a build defect
+	}
+	return s
 }()
 
-// canonicalJSON is the policy's canonical form. Today a policy is only its name; when rules land
-// they join this object with sorted keys, and the hash changes exactly when the rules do.
-func canonicalJSON(name string) string {
-	b, _ := json.Marshal(struct {
-		Name string `json:"name"`
-	}{name})
-	return string(b)
-}
+// Resolve looks a policy up among the built-ins with no key check. It keeps the surfaces that
+// predate the policy engine compiling; new code uses (*Set).Resolve.
+func Resolve(name string) (Applied, error) { return builtinSet.Lookup(name) }

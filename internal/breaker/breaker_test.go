@@ -1,0 +1,197 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/fault"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type audit struct {
+	mu     sync.Mutex
+	events []breaker.Event
+}
+
+func (a *audit) record(_ context.Context, e breaker.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = append(a.events, e)
+}
+
+func (a *audit) actions() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, e := range a.events {
+		out = append(out, e.Action+" by "+e.Actor)
+	}
+	return strings.Join(out, ", ")
+}
+
+func newStore(t *testing.T) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+var (
+	start = time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	key   = &apikey.Key{ID: "key_1", UserID: "u1"}
+	other = &apikey.Key{ID: "key_2", UserID: "u2"}
+)
+
+func circuitOpen(t *testing.T, err error) *fault.Error {
+	t.Helper()
+	var f *fault.Error
+	if !errors.As(err, &f) || f.K != fault.CircuitOpen || f.Code != "circuit_open" {
+		t.Fatalf("err = %v, want a CircuitOpen fault", err)
+	}
+	return f
+}
+
+func TestAdminOpenBlocksUntilClosed(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: start}
+	aud := &audit{}
+	b := breaker.New(newStore(t), breaker.Config{Now: clk.Now}, aud.record)
+	if err := b.Check(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Open(ctx, breaker.State{Subject: breaker.Subject{Kind: breaker.KindUser, ID: "u1"}, Reason: "investigation", OpenedBy: "admin:key_ops"}); err != nil {
+		t.Fatal(err)
+	}
+	f := circuitOpen(t, b.Check(ctx, key))
+	if f.RetryAfter != 0 || !strings.Contains(f.Message, "user u1") || !strings.Contains(f.Message, "investigation") || !strings.Contains(f.Message, "until an admin closes it") {
+		t.Errorf("message %q, Retry-After %s", f.Message, f.RetryAfter)
+	}
+	if err := b.Check(ctx, other); err != nil {
+		t.Errorf("another user's key was blocked: %v", err)
+	}
+	if _, err := b.Close(ctx, breaker.Subject{Kind: breaker.KindUser, ID: "u1"}, "admin:key_ops"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Check(ctx, key); err != nil {
+		t.Errorf("still blocked after close: %v", err)
+	}
+	if _, err := b.Close(ctx, breaker.Subject{Kind: breaker.KindUser, ID: "u1"}, "admin:key_ops"); !errors.Is(err, breaker.ErrNotOpen) || fault.KindOf(err) != fault.NotFound {
+		t.Errorf("closing a closed breaker: %v", err)
+	}
+	if got := aud.actions(); got != "open by admin:key_ops, close by admin:key_ops" {
+		t.Errorf("audit: %s", got)
+	}
+}
+
+func TestViolationsOpenAutomaticallyAndCooldownCloses(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: start}
+	aud := &audit{}
+	cfg := breaker.Config{Threshold: 3, Window: 10 * time.Minute, Cooldown: 15 * time.Minute, Now: clk.Now}
+	b := breaker.New(newStore(t), cfg, aud.record)
+	for i := range 3 {
+		if err := b.Check(ctx, key); err != nil {
+			t.Fatalf("blocked after %d violations: %v", i, err)
+		}
+		if err := b.RecordViolation(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := circuitOpen(t, b.Check(ctx, key))
+	if f.RetryAfter != 15*time.Minute || !strings.Contains(f.Message, "API key key_1") || !strings.Contains(f.Message, "policy violations") {
+		t.Errorf("message %q, Retry-After %s", f.Message, f.RetryAfter)
+	}
+	clk.Advance(10 * time.Minute)
+	if f := circuitOpen(t, b.Check(ctx, key)); f.RetryAfter != 5*time.Minute {
+		t.Errorf("Retry-After %s, want the remaining 5m", f.RetryAfter)
+	}
+	clk.Advance(5 * time.Minute)
+	if err := b.Check(ctx, key); err != nil {
+		t.Errorf("still blocked after the cooldown: %v", err)
+	}
+	// Opened for the key and for its user (both reached 3), each closed once by the cooldown.
+	if got := aud.actions(); got != "open by auto, open by auto, close by cooldown, close by cooldown" {
+		t.Errorf("audit: %s", got)
+	}
+}
+
+func TestViolationsInAnotherWindowDoNotAddUp(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: start}
+	b := breaker.New(newStore(t), breaker.Config{Threshold: 2, Window: time.Minute, Now: clk.Now}, nil)
+	_ = b.RecordViolation(ctx, key)
+	clk.Advance(time.Minute)
+	_ = b.RecordViolation(ctx, key)
+	if err := b.Check(ctx, key); err != nil {
+		t.Errorf("violations in two windows opened the breaker: %v", err)
+	}
+}
+
+// TestWarmInstanceSeesAnOpenWithinCacheTTL: instance A has checked (and cached) the key; instance
+// B opens its breaker. A keeps admitting for less than CacheTTL and refuses from then on.
+func TestWarmInstanceSeesAnOpenWithinCacheTTL(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t)
+	clk := &clock{t: start}
+	a := breaker.New(store, breaker.Config{Now: clk.Now}, nil)
+	b := breaker.New(store, breaker.Config{Now: clk.Now}, nil)
+	if err := a.Check(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Open(ctx, breaker.State{Subject: breaker.Subject{Kind: breaker.KindKey, ID: key.ID}, OpenedBy: "admin:ops"}); err != nil {
+		t.Fatal(err)
+	}
+	circuitOpen(t, b.Check(ctx, key)) // the opening instance knows at once
+	clk.Advance(breaker.DefaultCacheTTL - time.Millisecond)
+	if err := a.Check(ctx, key); err != nil {
+		t.Fatalf("the cache was not used (A read the store before CacheTTL): %v", err)
+	}
+	clk.Advance(time.Millisecond)
+	circuitOpen(t, a.Check(ctx, key))
+}
+
+// TestRacingViolationsOpenOnce: instances recording violations at once open each subject's
+// breaker exactly once.
+func TestRacingViolationsOpenOnce(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t)
+	clk := &clock{t: start}
+	aud := &audit{}
+	var wg sync.WaitGroup
+	for range 4 {
+		b := breaker.New(store, breaker.Config{Threshold: 5, Now: clk.Now}, aud.record)
+		for range 5 {
+			wg.Go(func() {
+				if err := b.RecordViolation(ctx, key); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if got := aud.actions(); got != "open by auto, open by auto" {
+		t.Errorf("audit: %s (want one open for the key and one for its user)", got)
+	}
+}

@@ -1,0 +1,54 @@
+package entitlement
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/secureai-gateway/gateway/internal/signing"
+)
+
+// TestMintBindsTheAttempt decodes the token with go-jose alone and checks every claim SPEC 8 names.
+func TestMintBindsTheAttempt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	ks, _ := signing.NewKeyset(now)
+	s, err := signing.NewSigner(ks, Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Minter{Signer: s, Now: func() time.Time { return now }}
+	body := []byte(`{"model":"gpt-5-nano","messages":[]}`)
+	a := Attempt{KeyID: "key_1", Model: "openai/gpt-5-nano", Provider: "openai", PolicyHash: "ph", Body: body}
+	tok, err := m.Mint(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := jose.ParseSignedCompact(tok.Compact, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := obj.Signatures[0].Header; h.KeyID != ks.Current.ID || h.ExtraHeaders[jose.HeaderType] != string(Type) {
+		t.Errorf("header kid %q typ %v", h.KeyID, h.ExtraHeaders[jose.HeaderType])
+	}
+	payload, err := obj.Verify(ks.Current.Private.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	_ = json.Unmarshal(payload, &c)
+	sum := sha256.Sum256(body)
+	want := map[string]any{"sub": "key_1", "model": "openai/gpt-5-nano", "aud": "openai", "policy_hash": "ph",
+		"body_sha256": hex.EncodeToString(sum[:]), "iat": float64(now.Unix()), "exp": float64(now.Add(DefaultTTL).Unix()), "jti": tok.ID}
+	for k, v := range want {
+		if c[k] != v {
+			t.Errorf("claim %s = %v, want %v", k, c[k], v)
+		}
+	}
+	again, _ := m.Mint(a)
+	if again.ID == tok.ID || len(tok.ID) != 36 {
+		t.Errorf("jti %q then %q: want unique, 36 characters", tok.ID, again.ID)
+	}
+}

@@ -1,0 +1,132 @@
+// Package receipt issues, keeps and serves the signed receipt of each served request: a compact
+// JWS (EdDSA, kid from the gateway's JWKS) recording which SMLTP policy applied and its verdict,
+// every attempt's entitlement token id with its model, outcome and body hash, and the model that
+// served. Anyone can verify a receipt offline against /.well-known/jwks.json with any JOSE library;
+// the caller that made the request can fetch it again by its bundle id (the serving attempt's jti).
+package receipt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/secureai-gateway/gateway/internal/policy"
+	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/verify"
+)
+
+// Type is the receipt's JWS typ; the signing.Signer must be built with it.
+const Type jose.ContentType = verify.ReceiptType
+
+// The policy verdicts a receipt records. A request refused by its policy serves nothing and gets
+// no receipt, so these are the only two.
+const (
+	VerdictAllowed   = "allowed"            // every attempt's model satisfied the policy
+	VerdictMonitored = "violation_recorded" // a monitor-mode policy was breached and let through
+)
+
+// Policy is the receipt's policy section.
+type Policy struct {
+	Name    string `json:"name"`
+	Hash    string `json:"policy_hash"`
+	Mode    string `json:"mode"`
+	Verdict string `json:"verdict"`
+	// Violations are the monitor-mode breaches, "model: rule"; empty when allowed.
+	Violations []string `json:"violations,omitempty"`
+}
+
+// Attempt is one attempt of the request, in order.
+type Attempt struct {
+	JTI        string `json:"jti"` // its entitlement token's id
+	Model      string `json:"model"`
+	Outcome    string `json:"outcome"` // "served", or the failover reason (e.g. "rate_limited", "timeout")
+	BodySHA256 string `json:"body_sha256"`
+}
+
+// Claims is the receipt's payload.
+type Claims struct {
+	BundleID    string    `json:"bundle_id"` // the serving attempt's jti
+	RequestID   string    `json:"request_id"`
+	KeyID       string    `json:"sub"` // the API key that made the request
+	Policy      Policy    `json:"policy"`
+	Attempts    []Attempt `json:"attempts"`
+	ServedModel string    `json:"served_model"`
+	IssuedAt    int64     `json:"iat"` // Unix seconds
+}
+
+// Record is a stored receipt.
+type Record struct {
+	BundleID  string
+	KeyID     string // only this key may fetch it
+	JWS       string
+	CreatedAt time.Time
+	ExpiresAt time.Time // the end of retention; an expired record reads as absent
+}
+
+// ErrNotFound is no receipt with that bundle id (or one past its retention).
+var ErrNotFound = errors.New("receipt: not found")
+
+// ErrExists is a second receipt for one bundle id.
+var ErrExists = errors.New("receipt: a receipt with this bundle id already exists")
+
+// Store keeps receipts: internal/boltstore locally, internal/dynamostore in the cloud (with a
+// retention TTL). Contract: internal/storetest.RunReceipts.
+type Store interface {
+	PutReceipt(ctx context.Context, r Record) error // ErrExists when the bundle id is taken
+	Receipt(ctx context.Context, bundleID string) (Record, error)
+}
+
+// DefaultRetention is how long a receipt is kept: a year, long enough for an audit cycle.
+const DefaultRetention = 365 * 24 * time.Hour
+
+// Issuer signs and stores receipts. Signer (built with Type) and Store are required.
+type Issuer struct {
+	Signer    *signing.Signer
+	Store     Store
+	Retention time.Duration    // default DefaultRetention
+	Now       func() time.Time // default time.Now
+}
+
+// Issue signs c (setting its time) and stores it under c.BundleID.
+func (i *Issuer) Issue(ctx context.Context, c Claims) (Record, error) {
+	if c.BundleID == "" || len(c.BundleID) > MaxBundleID || c.KeyID == "" {
+		return Record{}, fmt.Errorf("receipt: a receipt needs a bundle id (at most %d characters) and a key id", MaxBundleID)
+	}
+	now := time.Now
+	if i.Now != nil {
+		now = i.Now
+	}
+	retention := i.Retention
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	t := now().UTC()
+	c.IssuedAt = t.Unix()
+	if c.Attempts == nil {
+		c.Attempts = []Attempt{}
+	}
+	jws, err := i.Signer.Sign(Type, c)
+	if err != nil {
+		return Record{}, fmt.Errorf("receipt: %w", err)
+	}
+	r := Record{BundleID: c.BundleID, KeyID: c.KeyID, JWS: jws, CreatedAt: t, ExpiresAt: t.Add(retention)}
+	if err := i.Store.PutReceipt(ctx, r); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// PolicySection is the receipt's policy section for a request served under a with these
+// verdicts (policy.Applied.CheckChain's, plus any re-run per attempt).
+func PolicySection(a policy.Applied, verdicts []policy.Verdict) Policy {
+	p := Policy{Name: a.Name, Hash: a.Hash, Mode: string(a.Mode), Verdict: VerdictAllowed}
+	for _, v := range verdicts {
+		if !v.Allowed {
+			p.Verdict = VerdictMonitored
+			p.Violations = append(p.Violations, v.Model+": "+v.Rule)
+		}
+	}
+	return p
+}

@@ -1,0 +1,34 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// ReceiptType is the JWS "typ" of the gateway's signed receipts (GET /receipts/{bundleId}).
+const ReceiptType = "secureai-receipt+jws"
+
+// Receipt checks a receipt's signature against keys and returns its JSON claims. Receipts do
+// not expire and are not single-use: they are records, verifiable for as long as their key stays
+// published.
+func Receipt(ctx context.Context, keys Keys, compact string) ([]byte, error) {
+	obj, err := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil {
+		return nil, &Error{Reason: Malformed, Detail: "not a compact EdDSA JWS", Err: err}
+	}
+	hdr := obj.Signatures[0].Header
+	if typ, _ := hdr.ExtraHeaders[jose.HeaderType].(string); typ != ReceiptType {
+		return nil, refuse(Malformed, "typ %q, want %q", typ, ReceiptType)
+	}
+	key, err := keys.Key(ctx, hdr.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := obj.Verify(key)
+	if err != nil {
+		return nil, &Error{Reason: BadSignature, Detail: fmt.Sprintf("signature does not verify with key %s", hdr.KeyID), Err: err}
+	}
+	return payload, nil
+}
