@@ -18,6 +18,13 @@ type ProviderConfig struct {
 	BaseURL   string `json:"base_url,omitempty"`    // default: the provider's public endpoint
 	APIKeyEnv string `json:"api_key_env,omitempty"` // where the credential comes from; empty: none needed
 	Region    string `json:"region,omitempty"`      // default region (Bedrock)
+	// AnyModel routes "<provider>/<name>" to upstream model <name> without a catalog entry (an
+	// aggregator or a local server with many models); such a model has no price, points or
+	// context window.
+	AnyModel bool `json:"any_model,omitempty"`
+	// ReceiveEntitlement sends each attempt's Signed Entitlement Token to this provider (a
+	// self-hosted model server that verifies its callers); no other provider ever receives it.
+	ReceiveEntitlement bool `json:"receive_entitlement,omitempty"`
 }
 
 // Pricing is USD per one million tokens.
@@ -35,12 +42,17 @@ type Model struct {
 	Pricing       Pricing  `json:"pricing"`
 	Points        int      `json:"points,omitempty"` // points per completion (user-completions billing)
 	ContextWindow int      `json:"context_window,omitempty"`
+	// ContinuePrefix says the model can continue an assistant prefix (on_interrupt: resume).
+	ContinuePrefix bool `json:"continue_prefix,omitempty"`
 }
 
 // Catalog is the merged configuration.
 type Catalog struct {
 	Providers map[string]ProviderConfig `json:"providers"`
 	Models    map[string]*Model         `json:"models"`
+	// SMLTPPolicies adds SMLTP policies to the built-in ones or replaces them by name (package
+	// policy parses them).
+	SMLTPPolicies json.RawMessage `json:"smltp_policies,omitempty"`
 }
 
 //go:embed models.json
@@ -80,6 +92,9 @@ func (c *Catalog) Merge(o *Catalog) {
 	}
 	for n, m := range o.Models {
 		c.Models[n] = m
+	}
+	if o.SMLTPPolicies != nil {
+		c.SMLTPPolicies = o.SMLTPPolicies
 	}
 }
 
@@ -130,4 +145,13 @@ func (c *Catalog) ModelNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// anyModel is the model "<provider>/<name>" of a provider that admits any model name, or nil.
+func (c *Catalog) anyModel(name string) *Model {
+	prov, upstream, ok := strings.Cut(name, "/")
+	if !ok || upstream == "" || !c.Providers[prov].AnyModel {
+		return nil
+	}
+	return &Model{Name: name, Provider: prov, Upstream: upstream}
 }

@@ -15,6 +15,8 @@ type Factory func(provider.Config) (provider.Provider, error)
 type Route struct {
 	Model    *Model
 	Provider provider.Provider
+	// Entitled says the provider opted in to receive each attempt's entitlement token.
+	Entitled bool
 }
 
 // ModelError says why a model cannot be used: unknown to the catalog, or its provider lacks a
@@ -108,11 +110,13 @@ func NewRouter(c *Catalog, factories map[string]Factory, credential func(name st
 func (r *Router) Route(model string) (Route, error) {
 	m, ok := r.cat.Models[model]
 	if !ok {
-		return Route{}, &ModelError{Model: model}
+		if m = r.cat.anyModel(model); m == nil {
+			return Route{}, &ModelError{Model: model}
+		}
 	}
 	p, ok := r.providers[m.Provider]
 	if !ok {
 		return Route{}, &ModelError{Model: model, Unavailable: true, Detail: r.unavailable[m.Provider]}
 	}
-	return Route{Model: m, Provider: p}, nil
+	return Route{Model: m, Provider: p, Entitled: r.cat.Providers[m.Provider].ReceiveEntitlement}, nil
 }

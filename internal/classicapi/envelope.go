@@ -24,9 +24,17 @@ type Metadata struct {
 	ServedModel        string        `json:"served_model"`
 	RequestedModel     string        `json:"requested_model"`
 	Failover           *chain.Report `json:"failover,omitempty"`
+	SMLTP              *SMLTP        `json:"smltp,omitempty"`
+	BillingFallback    bool          `json:"billing_fallback,omitempty"`
 	RAGEnabled         bool          `json:"rag_enabled"`
 	DocumentsRetrieved int           `json:"documents_retrieved"`
 	Sources            []string      `json:"sources"`
+}
+
+// SMLTP names the signed receipt of a served request.
+type SMLTP struct {
+	BundleID   string `json:"bundle_id"`
+	ReceiptURL string `json:"receipt_url"`
 }
 
 // Usage carries both token vocabularies: OpenAI's and the input/output one.
@@ -63,6 +71,10 @@ func (a *answer) metadata(served string, report chain.Report) Metadata {
 		PolicyUsed: pol.Name, PolicySource: pol.Source, PolicyHash: pol.Hash,
 		ServedModel: served, RequestedModel: a.call.Plan.Targets[0].Model, Sources: []string{},
 	}
+	if id := a.call.BundleID(); id != "" {
+		m.SMLTP = &SMLTP{BundleID: id, ReceiptURL: "/receipts/" + id}
+	}
+	m.BillingFallback = a.call.BillingFallback()
 	if len(a.call.Plan.Targets) > 1 {
 		m.Failover = &report
 	}

@@ -1,13 +1,12 @@
 package classicapi_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/policy"
 )
 
 var (
@@ -28,9 +27,11 @@ func sameKeys(t *testing.T, what string, m map[string]any, want []string) {
 	}
 }
 
+// policyHash is the hash the named built-in policy carries (its stability is package policy's
+// test); the envelope must name the policy that applied.
 func policyHash(name string) string {
-	sum := sha256.Sum256([]byte(`{"name":"` + name + `"}`))
-	return hex.EncodeToString(sum[:])
+	a, _ := policy.BuiltinSet.Lookup(name)
+	return a.Hash
 }
 
 // TestEnvelope asserts SPEC section 5's success envelope on a plain and a failover answer.
@@ -44,9 +45,9 @@ func TestEnvelope(t *testing.T) {
 	}{
 		{name: "plain single model", body: `{"model":"fake/ok","index":"Zero-Knowledge","prompt":"hi"}`,
 			served: "fake/ok", requested: "fake/ok", policy: "public", pSrc: "default"},
-		{name: "failover from a 500 to a healthy model", body: `{"models":["fake/error-500","fake/ok"],"index":"Zero-Knowledge","prompt":"hi","conversation_id":"conv-7","smltp_policy":"confidential"}`,
+		{name: "failover from a 500 to a healthy model", body: `{"models":["fake/error-500","fake/ok"],"index":"Zero-Knowledge","prompt":"hi","conversation_id":"conv-7","smltp_policy":"internal"}`,
 			served: "fake/ok", requested: "fake/error-500", failover: []string{"fake/error-500:failed:server_error", "fake/ok:served:"},
-			conversation: "conv-7", policy: "confidential", pSrc: "request"},
+			conversation: "conv-7", policy: "internal", pSrc: "request"},
 		{name: "multi-model chain whose first model served still reports", body: `{"model":"fake/ok","fallback_models":["fake/error-500"],"index":"Zero-Knowledge","prompt":"hi"}`,
 			served: "fake/ok", requested: "fake/ok", failover: []string{"fake/ok:served:"}, policy: "public", pSrc: "default"},
 	}

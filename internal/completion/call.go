@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -34,6 +36,13 @@ type Call struct {
 	key       *apikey.Key
 	requestID string
 	once      sync.Once
+
+	// Governance state (controls.go).
+	models        []*catalog.Model // the chain's catalog entries, in order
+	verdicts      []policy.Verdict
+	reservation   *billing.Reservation
+	attempts      []attemptRecord // one per attempt sent, in order
+	servedAttempt int             // index into attempts of the one that served; -1: none yet
 }
 
 // Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
@@ -41,8 +50,11 @@ type Call struct {
 // so a chain that could not fully run is refused with nothing spent. A refusal is reported to the
 // observer like any other end of a request.
 func (s *Service) Open(ctx context.Context, in Input) (*Call, error) {
-	c := &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx)}
+	c := &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx), servedAttempt: -1}
 	err := c.prepare()
+	if err == nil {
+		err = c.admit(ctx)
+	}
 	if err != nil {
 		c.finish(ctx, Outcome{Err: err})
 		return nil, err
@@ -59,8 +71,8 @@ func (c *Call) prepare() error {
 			WithCode("on_behalf_of_denied").WithParam("user_id")
 	}
 	var err error
-	if c.Policy, err = policy.Resolve(c.Input.Policy); err != nil {
-		return fault.Invalid("smltp_policy", err.Error())
+	if c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), ""); err != nil {
+		return err
 	}
 	spec, err := chain.ParseSpec(c.Input.Body)
 	if err != nil {
@@ -81,6 +93,13 @@ type Outcome struct {
 	Served    string          // the model that answered; "" when none did
 	Usage     *provider.Usage // as the serving provider reported it; nil when it reported none
 	Report    chain.Report
+	// BundleID is the serving attempt's entitlement token id ("" when none).
+	BundleID string
+	// Bill is what the served model cost (nil when nothing was billed); BillingErr and
+	// ReceiptErr are failures to bill or to keep the receipt, after the answer was served.
+	Bill       *billing.Bill
+	BillingErr error
+	ReceiptErr error
 	// Err is why the request did not end whole: a refusal, an exhausted chain, an interrupted
 	// stream, or chain.ErrCanceled when the caller went away. nil for a whole answer.
 	Err  error
@@ -103,12 +122,14 @@ type Observer interface {
 
 func (c *Call) finish(ctx context.Context, o Outcome) {
 	c.once.Do(func() {
+		// Billing, the receipt and listeners record what happened even when the caller has gone;
+		// they keep the caller's identity, not its cancellation.
+		ctx = context.WithoutCancel(ctx)
+		c.settle(ctx, &o)
+		o.BundleID = c.BundleID()
 		if c.svc.Observer == nil {
 			return
 		}
-		// Listeners record what happened even when the caller has gone; they keep the caller's
-		// identity, not its cancellation.
-		ctx = context.WithoutCancel(ctx)
 		o.RequestID, o.Key, o.Surface, o.Stream = c.requestID, c.key, c.Input.Surface, c.Input.Stream
 		o.Plan, o.Policy = c.Plan, c.Policy
 		if o.Err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
@@ -27,6 +28,15 @@ type Service struct {
 	Settings chain.Settings // project defaults for timeouts
 	// Observer is told of every failover and of every request's end; nil: nobody listens.
 	Observer Observer
+	// Controls govern every call and attempt (limits, policy, billing, tokens, receipts).
+	Controls Controls
+}
+
+func (s *Service) policies() *policy.Set {
+	if s.Controls.Policies != nil {
+		return s.Controls.Policies
+	}
+	return policy.BuiltinSet
 }
 
 func notAllowed(model string) error {
@@ -61,9 +71,12 @@ type Completion struct {
 
 // Complete runs the call's chain for a whole answer. A failure carries the attempts made.
 func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) {
-	s := c.svc
+	if err := c.reserve(ctx); err != nil {
+		c.finish(ctx, Outcome{Err: err})
+		return nil, chain.Report{}, err
+	}
 	res, err := chain.Run(ctx, c.engine(), c.Plan, false, func(ctx context.Context, t chain.Target) (*provider.Response, error) {
-		route, req, err := s.request(t, c.Input.Body, false)
+		route, req, err := c.request(ctx, t, false)
 		if err != nil {
 			return nil, err
 		}
@@ -74,8 +87,24 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 		return nil, res.Report, err
 	}
 	res.Release()
+	c.served()
 	c.finish(ctx, Outcome{Served: res.Served, Usage: &res.Value.Usage, Report: res.Report})
 	return &Completion{Response: res.Value, Served: res.Served}, res.Report, nil
+}
+
+// served marks the last attempt sent as the one that served.
+func (c *Call) served() { c.servedAttempt = len(c.attempts) - 1 }
+
+// request builds attempt t's provider request, governed (controls.go).
+func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalog.Route, *provider.Request, error) {
+	route, req, err := c.svc.request(t, c.Input.Body, stream)
+	if err != nil {
+		return route, nil, err
+	}
+	if req.OnSend, err = c.govern(ctx, len(c.attempts), t, route); err != nil {
+		return route, nil, err
+	}
+	return route, req, nil
 }
 
 func (s *Service) request(t chain.Target, body []byte, stream bool) (catalog.Route, *provider.Request, error) {

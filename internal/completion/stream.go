@@ -41,9 +41,12 @@ type Stream struct {
 // nothing has been sent to the caller, so a failed attempt is invisible and an exhausted chain is a
 // plain error (carrying the attempts made). The caller must Close the stream it gets.
 func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
-	s := c.svc
+	if err := c.reserve(ctx); err != nil {
+		c.finish(ctx, Outcome{Err: err})
+		return nil, chain.Report{}, err
+	}
 	res, err := chain.Run(ctx, c.engine(), c.Plan, true, func(ctx context.Context, t chain.Target) (*Stream, error) {
-		route, req, err := s.request(t, c.Input.Body, true)
+		route, req, err := c.request(ctx, t, true)
 		if err != nil {
 			return nil, err
 		}
@@ -53,6 +56,7 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 		c.finish(ctx, Outcome{Report: res.Report, Err: err})
 		return nil, res.Report, err
 	}
+	c.served()
 	st := res.Value
 	st.Served, st.release, st.call, st.report = res.Served, res.Release, c, res.Report
 	return st, res.Report, nil

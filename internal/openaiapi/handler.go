@@ -44,6 +44,11 @@ type Secureai struct {
 	SMLTPPolicyUsed   string        `json:"smltp_policy_used"`
 	SMLTPPolicySource string        `json:"smltp_policy_source"`
 	SMLTPPolicyHash   string        `json:"smltp_policy_hash"`
+	// SMLTPBundleID is the serving attempt's entitlement token id: GET /receipts/{id} returns the
+	// signed receipt.
+	SMLTPBundleID string `json:"smltp_bundle_id,omitempty"`
+	// BillingFallback: a user-completions key paid by usage-by-model because its points ran out.
+	BillingFallback bool `json:"billing_fallback,omitempty"`
 }
 
 // Surface names this API to completion observers.
@@ -51,7 +56,8 @@ const Surface = "openai"
 
 func secureaiJSON(call *completion.Call, served string, report chain.Report) []byte {
 	s := Secureai{ServedModel: served, RequestedModel: call.Plan.Targets[0].Model,
-		SMLTPPolicyUsed: call.Policy.Name, SMLTPPolicySource: call.Policy.Source, SMLTPPolicyHash: call.Policy.Hash}
+		SMLTPPolicyUsed: call.Policy.Name, SMLTPPolicySource: call.Policy.Source, SMLTPPolicyHash: call.Policy.Hash,
+		SMLTPBundleID: call.BundleID(), BillingFallback: call.BillingFallback()}
 	if len(call.Plan.Targets) > 1 {
 		s.Failover = &report
 	}

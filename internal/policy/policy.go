@@ -208,8 +208,8 @@ func (e *UnknownError) Error() string {
 	return fmt.Sprintf("smltp_policy: unknown policy %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
 }
 
-// Kind implements fault.Kinded.
-func (e *UnknownError) Kind() fault.Kind { return fault.InvalidRequest }
+// Fault implements fault.Describer: a 400 naming smltp_policy.
+func (e *UnknownError) Fault() *fault.Error { return fault.Invalid("smltp_policy", e.Error()) }
 
 // Lookup returns the policy named by a request without asking whether a key may use it; "" means
 // the request named none and gets Default.
@@ -252,15 +252,12 @@ func (s *Set) Resolve(name string, keyAllowed []string, keyDefault string) (Appl
 	return a, nil
 }
 
-// builtinSet is the built-in policies, for the Resolve adapter only; it is never modified.
-var builtinSet = func() *Set {
+// BuiltinSet is the set of the built-in policies alone, for a gateway configured with none; it is
+// never modified.
+var BuiltinSet = func() *Set {
 	s, err := NewSet(nil)
 	if err != nil {
 		panic(err) // the built-ins are tested; reaching this is a build defect
 	}
 	return s
 }()
-
-// Resolve looks a policy up among the built-ins with no key check. It keeps the surfaces that
-// predate the policy engine compiling; new code uses (*Set).Resolve.
-func Resolve(name string) (Applied, error) { return builtinSet.Lookup(name) }

@@ -151,14 +151,14 @@ func TestResolveUnknown(t *testing.T) {
 	}
 }
 
-// TestResolveAdapter keeps the surfaces that predate the engine on the same answers.
-func TestResolveAdapter(t *testing.T) {
-	a, err := Resolve("")
+// TestBuiltinSet is the built-in policies alone, for a gateway configured with none.
+func TestBuiltinSet(t *testing.T) {
+	a, err := BuiltinSet.Resolve("", nil, "")
 	if err != nil || a.Name != Default || a.Source != SourceDefault {
 		t.Errorf("Resolve(\"\") = %+v, %v", a, err)
 	}
 	want, _ := mustSet(t, nil).Lookup("confidential")
-	if got, err := Resolve("confidential"); err != nil || got.Hash != want.Hash {
-		t.Errorf("Resolve(confidential) = %+v, %v", got, err)
+	if got, err := BuiltinSet.Lookup("confidential"); err != nil || got.Hash != want.Hash {
+		t.Errorf("Lookup(confidential) = %+v, %v", got, err)
 	}
 }

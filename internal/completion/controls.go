@@ -1,0 +1,222 @@
+package completion
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/entitlement"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/policy"
+	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/tidwall/gjson"
+)
+
+// Controls make every completion a governed call (SPEC 7–9): what a key may spend, which policy
+// it runs under, and a signed record of each attempt. Every field is optional; the zero value
+// governs nothing beyond the key's model allowlist and the built-in policies.
+type Controls struct {
+	// Policies are the SMLTP policies; nil: the built-in ones.
+	Policies *policy.Set
+	// Limits counts a request against its key's windows, once it is valid.
+	Limits interface {
+		Admit(ctx context.Context, key *apikey.Key, now time.Time) error
+	}
+	// Breakers refuse a contained key or user, before the chain and before each attempt, and
+	// count policy violations toward opening on their own.
+	Breakers interface {
+		Check(ctx context.Context, key *apikey.Key) error
+		RecordViolation(ctx context.Context, key *apikey.Key) error
+	}
+	// Keys are read again before each attempt after the first, so a key revoked mid-chain stops
+	// the chain there.
+	Keys identity.KeyFinder
+	// Billing reserves the chain's dearest cost before the first attempt and bills the model that
+	// served at the end.
+	Billing interface {
+		Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (*billing.Reservation, error)
+	}
+	// Tokens mint each attempt's Signed Entitlement Token from the exact bytes it sends.
+	Tokens interface {
+		Mint(a entitlement.Attempt) (entitlement.Token, error)
+	}
+	// Receipts sign and keep the receipt of a served request.
+	Receipts interface {
+		Issue(ctx context.Context, c receipt.Claims) (receipt.Record, error)
+	}
+}
+
+// attemptRecord is what the receipt says of one attempt.
+type attemptRecord struct {
+	model      string
+	jti        string
+	bodySHA256 string
+}
+
+// admit runs the checks that need a valid request and its whole chain, before any attempt:
+// the circuit breaker, the policy over every model of the chain (an enforced denial refuses the
+// whole chain, nothing sent), and — last, so a refused request is not counted — the key's limits.
+func (c *Call) admit(ctx context.Context) error {
+	ctl := &c.svc.Controls
+	if ctl.Breakers != nil {
+		if err := ctl.Breakers.Check(ctx, c.key); err != nil {
+			return err
+		}
+	}
+	models := make([]*catalog.Model, len(c.Plan.Targets))
+	for i, t := range c.Plan.Targets {
+		route, err := c.svc.Router.Route(t.Model)
+		if err != nil {
+			return err
+		}
+		models[i] = route.Model
+	}
+	c.models = models
+	verdicts, err := c.Policy.CheckChain(models)
+	c.verdicts = verdicts
+	if c.violated() && ctl.Breakers != nil {
+		_ = ctl.Breakers.RecordViolation(ctx, c.key) // best effort: the refusal stands regardless
+	}
+	if err != nil {
+		return err
+	}
+	if ctl.Limits != nil {
+		return ctl.Limits.Admit(ctx, c.key, time.Now())
+	}
+	return nil
+}
+
+func (c *Call) violated() bool {
+	for _, v := range c.verdicts {
+		if !v.Allowed {
+			return true
+		}
+	}
+	return false
+}
+
+// reserve holds what the chain's dearest model would cost, before the first attempt: a key that
+// cannot pay is refused as a deliberate block, never a failover.
+func (c *Call) reserve(ctx context.Context) error {
+	b := c.svc.Controls.Billing
+	if b == nil {
+		return nil
+	}
+	f := gjson.GetManyBytes(c.Input.Body, "max_tokens", "max_completion_tokens")
+	est := billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: int(max(f[0].Int(), f[1].Int()))}
+	r, err := b.Reserve(ctx, c.key, c.models, est)
+	if err != nil {
+		return err
+	}
+	c.reservation = r
+	return nil
+}
+
+// BillingFallback reports whether a user-completions key is paying by usage-by-model for this
+// call because its points ran out.
+func (c *Call) BillingFallback() bool { return c.reservation != nil && c.reservation.BillingFallback }
+
+// BundleID is the serving attempt's entitlement token id; "" before a model served or when
+// tokens are not minted.
+func (c *Call) BundleID() string {
+	if c.servedAttempt < 0 || c.servedAttempt >= len(c.attempts) {
+		return ""
+	}
+	return c.attempts[c.servedAttempt].jti
+}
+
+// govern re-runs, before attempt n on route, the checks of a governed call — the key is still
+// usable, its breaker closed, the policy allows this model — and returns the hook that mints the
+// attempt's token from the exact bytes sent. A refusal here is a deliberate block: final, never
+// a failover.
+func (c *Call) govern(ctx context.Context, n int, t chain.Target, route catalog.Route) (provider.SendHook, error) {
+	ctl := &c.svc.Controls
+	if n > 0 && ctl.Keys != nil {
+		k, err := ctl.Keys.KeyByHash(ctx, c.key.Hash)
+		if err != nil || !k.Usable(time.Now()) {
+			return nil, fault.New(fault.Unauthenticated, "Invalid API key", "the API key was revoked or expired during the request").WithCode("invalid_api_key")
+		}
+	}
+	if n > 0 && ctl.Breakers != nil {
+		if err := ctl.Breakers.Check(ctx, c.key); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Policy.Evaluate(route.Model).Err(); err != nil {
+		return nil, err
+	}
+	c.attempts = append(c.attempts, attemptRecord{model: t.Model})
+	if ctl.Tokens == nil {
+		return nil, nil
+	}
+	i := len(c.attempts) - 1
+	return func(_ context.Context, body []byte) (http.Header, error) {
+		tok, err := ctl.Tokens.Mint(entitlement.Attempt{KeyID: c.key.ID, Model: t.Model, Provider: route.Model.Provider,
+			PolicyHash: c.Policy.Hash, Body: body})
+		if err != nil {
+			return nil, err
+		}
+		c.attempts[i].jti, c.attempts[i].bodySHA256 = tok.ID, tok.BodySHA256
+		if !route.Entitled {
+			return nil, nil
+		}
+		return http.Header{entitlement.Header: {tok.Compact}}, nil
+	}, nil
+}
+
+// settle bills the served model once (or releases a failed chain's reservation) and issues the
+// receipt of a served request. It runs before the outcome is told, so the receipt can be fetched
+// as soon as the answer arrives.
+func (c *Call) settle(ctx context.Context, o *Outcome) {
+	if r := c.reservation; r != nil {
+		if o.Served == "" {
+			o.BillingErr = r.Release(ctx)
+		} else {
+			var u *billing.Usage
+			if o.Usage != nil {
+				u = &billing.Usage{InputTokens: o.Usage.PromptTokens, OutputTokens: o.Usage.CompletionTokens}
+			}
+			bill, err := r.Settle(ctx, c.models[c.servedIndex(o.Served)], u)
+			o.Bill, o.BillingErr = &bill, err
+		}
+	}
+	if o.Served != "" && c.svc.Controls.Receipts != nil && c.BundleID() != "" {
+		_, o.ReceiptErr = c.svc.Controls.Receipts.Issue(ctx, c.receipt(o))
+	}
+}
+
+func (c *Call) servedIndex(model string) int {
+	for i, t := range c.Plan.Targets {
+		if t.Model == model {
+			return i
+		}
+	}
+	return 0
+}
+
+// receipt is the signed record of a served request: the policy and its verdict, every attempt
+// with its token id, outcome and body hash, and the model that served.
+func (c *Call) receipt(o *Outcome) receipt.Claims {
+	rc := receipt.Claims{BundleID: c.BundleID(), RequestID: c.requestID, KeyID: c.key.ID, ServedModel: o.Served,
+		Policy: receipt.PolicySection(c.Policy, c.verdicts), IssuedAt: time.Now().Unix()}
+	i := 0
+	for _, line := range o.Report.Attempts {
+		if line.Status == chain.Skipped || i >= len(c.attempts) {
+			continue
+		}
+		a := c.attempts[i]
+		i++
+		outcome := string(line.Status)
+		if line.Status == chain.Failed {
+			outcome = string(line.Reason)
+		}
+		rc.Attempts = append(rc.Attempts, receipt.Attempt{JTI: a.jti, Model: a.model, Outcome: outcome, BodySHA256: a.bodySHA256})
+	}
+	return rc
+}
