@@ -74,6 +74,20 @@ func (l *Listing) Available() []*Model {
 	return out
 }
 
+// Lookup finds a model that can serve now: a catalog entry, or a name that an any_model provider
+// admits, whose provider has its credential.
+func (l *Listing) Lookup(name string) (*Model, bool) {
+	m, ok := l.cat.Models[name]
+	if !ok {
+		m = l.cat.anyModel(name)
+	}
+	if m == nil {
+		return nil, false
+	}
+	_, configured := l.cat.Providers[m.Provider]
+	return m, configured && l.unavailable[m.Provider] == ""
+}
+
 // Router maps model names to ready providers. Providers are built once, at start.
 type Router struct {
 	*Listing

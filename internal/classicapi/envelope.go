@@ -112,15 +112,21 @@ var titles = [...]string{
 	fault.NotImplemented: "Not implemented", fault.Interrupted: "Stream interrupted", fault.Canceled: "Canceled",
 }
 
-// Render writes err in the classic error envelope {success:false, error, message, request_id,
-// attempts?}. It has httpapi.Render's signature so authentication errors use it too.
-func Render(w http.ResponseWriter, r *http.Request, err error) {
+// Describe is what the classic envelope says of err: its status, short title and message.
+func Describe(err error) (status int, title, message string) {
 	f := fault.From(err)
-	title := f.Title
+	title = f.Title
 	if title == "" && int(f.K) < len(titles) {
 		title = titles[f.K]
 	}
-	httpapi.WriteError(w, r, f, problem{Error: title, Message: fault.Clip(f.Message, fault.MaxMessage), RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)})
+	return httpapi.Status(f), title, fault.Clip(f.Message, fault.MaxMessage)
+}
+
+// Render writes err in the classic error envelope {success:false, error, message, request_id,
+// attempts?}. It has httpapi.Render's signature so authentication errors use it too.
+func Render(w http.ResponseWriter, r *http.Request, err error) {
+	_, title, message := Describe(err)
+	httpapi.WriteError(w, r, fault.From(err), problem{Error: title, Message: message, RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)})
 }
 
 var _ httpapi.Render = Render

@@ -58,7 +58,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		Render(w, r, err)
 		return
 	}
-	call, err := h.Completions.Open(r.Context(), completion.Input{Surface: Surface, Body: in.Upstream, Policy: in.Policy, UserID: in.UserID, Stream: in.Stream})
+	call, err := h.Completions.Open(r.Context(), in.Completion())
 	if err != nil {
 		Render(w, r, err)
 		return
@@ -72,6 +72,11 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.Idempotent(w, r, h.Idempotency, Render, route, idemKey, body, func(w http.ResponseWriter) bool { return h.serve(w, r, a) })
+}
+
+// Completion is what this request asks of the completion service.
+func (in *Input) Completion() completion.Input {
+	return completion.Input{Surface: Surface, Body: in.Upstream, Policy: in.Policy, UserID: in.UserID, Stream: in.Stream}
 }
 
 // serve answers a and reports whether the answer is whole and worth replaying to a repeat.

@@ -70,15 +70,15 @@ func (c *Call) prepare() error {
 		return fault.New(fault.Forbidden, "Access denied", "user_id: only an admin API key may act on behalf of another user").
 			WithCode("on_behalf_of_denied").WithParam("user_id")
 	}
-	var err error
-	if c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), ""); err != nil {
-		return err
-	}
 	spec, err := chain.ParseSpec(c.Input.Body)
 	if err != nil {
 		return err
 	}
-	c.Plan, err = c.svc.Prepare(c.key, spec)
+	if c.Plan, err = c.svc.Prepare(c.key, spec); err != nil {
+		return err
+	}
+	// After the chain, in the order a dry run reports its checks (DryRun).
+	c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), "")
 	return err
 }
 

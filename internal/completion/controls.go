@@ -41,6 +41,7 @@ type Controls struct {
 	// served at the end.
 	Billing interface {
 		Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (*billing.Reservation, error)
+		Quote(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (billing.Quote, error)
 	}
 	// Tokens mint each attempt's Signed Entitlement Token from the exact bytes it sends.
 	Tokens interface {
@@ -108,14 +109,19 @@ func (c *Call) reserve(ctx context.Context) error {
 	if b == nil {
 		return nil
 	}
-	f := gjson.GetManyBytes(c.Input.Body, "max_tokens", "max_completion_tokens")
-	est := billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: int(max(f[0].Int(), f[1].Int()))}
-	r, err := b.Reserve(ctx, c.key, c.models, est)
+	r, err := b.Reserve(ctx, c.key, c.models, c.estimate())
 	if err != nil {
 		return err
 	}
 	c.reservation = r
 	return nil
+}
+
+// estimate is what the reservation assumes: the prompt's tokens from its size, and max_tokens of
+// output.
+func (c *Call) estimate() billing.Estimate {
+	f := gjson.GetManyBytes(c.Input.Body, "max_tokens", "max_completion_tokens")
+	return billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: int(max(f[0].Int(), f[1].Int()))}
 }
 
 // BillingFallback reports whether a user-completions key is paying by usage-by-model for this

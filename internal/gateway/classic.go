@@ -6,6 +6,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 )
 
@@ -27,5 +28,5 @@ func newGuard(d Deps) *idempotency.Guard {
 
 func classicChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
 	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return endpoint(d, classicapi.Render, h.Chat)
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.Chat), classicChatRoutes...)
 }

@@ -9,20 +9,25 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/anthropic"
 	"github.com/secureai-gateway/gateway/internal/provider/bedrock"
 	"github.com/secureai-gateway/gateway/internal/provider/gemini"
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
+	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
 // Factories are the provider wire types the gateway speaks.
@@ -54,6 +59,14 @@ type Deps struct {
 	// Observer hears every failover and how every completion ended (billing, events, audit);
 	// nil: nobody listens.
 	Observer completion.Observer
+	// Accounts and governance (accounts.go); a nil field turns its feature off.
+	Limits      *limits.Limiter
+	Billing     *billing.Biller
+	Breakers    *breaker.Breakers
+	Signer      *signing.Signer // signs entitlement tokens, receipts and serves the JWKS
+	Receipts    receipt.Store
+	KeyAdmin    *keyadmin.Service
+	KeyCacheTTL time.Duration // how long a warm function may keep a key it read (told to admins)
 }
 
 func (d Deps) withDefaults() Deps {
@@ -63,8 +76,15 @@ func (d Deps) withDefaults() Deps {
 	return d
 }
 
-// NewModels builds GET /v1/models. Listing needs the catalog and the credentials only: no
-// provider is built and no idempotency guard.
+// Each endpoint's routes: what its Lambda function answers, and where the local server mounts it.
+var (
+	modelsRoutes      = []string{"GET /v1/models", "GET /v1/models/{id}"}
+	openAIChatRoutes  = []string{"POST /v1/chat/completions"}
+	classicChatRoutes = []string{"POST /chat/completions"}
+)
+
+// NewModels builds GET /v1/models and GET /v1/models/{id}. Listing needs the catalog and the
+// credentials only: no provider is built and no idempotency guard.
 func NewModels(d Deps) http.Handler {
 	d = d.withDefaults()
 	return models(d, catalog.NewListing(d.Catalog, d.Credential))
@@ -92,7 +112,7 @@ func NewClassicChat(d Deps) (http.Handler, error) {
 
 // Gateway holds every endpoint, built on one router, for the local server.
 type Gateway struct {
-	models, openAIChat, classicChat http.Handler
+	mux *http.ServeMux
 }
 
 // New builds the providers and every endpoint once; nothing here runs per request.
@@ -103,21 +123,40 @@ func New(d Deps) (*Gateway, error) {
 		return nil, err
 	}
 	guard := newGuard(d)
-	return &Gateway{models: models(d, router), openAIChat: openAIChat(d, svc, guard), classicChat: classicChat(d, svc, guard)}, nil
+	g := &Gateway{mux: http.NewServeMux()}
+	g.mount(models(d, router), modelsRoutes)
+	g.mount(openAIChat(d, svc, guard), openAIChatRoutes)
+	g.mount(classicChat(d, svc, guard), classicChatRoutes)
+	g.mount(policyCheck(d, svc), policyCheckRoutes)
+	if d.KeyAdmin != nil || d.Breakers != nil {
+		g.mount(NewAdmin(d), adminRoutes)
+	}
+	if d.KeyAdmin != nil {
+		g.mount(NewUsage(d), usageRoutes)
+	}
+	if d.Signer != nil {
+		g.mount(NewJWKS(d), jwksRoutes)
+	}
+	if d.Receipts != nil {
+		g.mount(NewReceipts(d), receiptRoutes)
+	}
+	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
+	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))
+	g.mux.Handle("/", httpapi.WithRequestID(httpapi.NotFound(classicapi.Render)))
+	return g, nil
 }
 
-// Mux mounts every route, for the local server. Unknown routes and wrong methods answer in the
-// classic envelope and carry an X-Request-Id like every other response.
-func (g *Gateway) Mux() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("POST /v1/chat/completions", g.openAIChat)
-	mux.Handle("GET /v1/models", g.models)
-	mux.Handle("POST /chat/completions", g.classicChat)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		classicapi.Render(w, r, fault.New(fault.NotFound, "Not found", "no route "+r.Method+" "+r.URL.Path).WithCode("not_found"))
-	})
-	return httpapi.WithRequestID(mux)
+func (g *Gateway) mount(h http.Handler, routes []string) {
+	for _, p := range httpapi.Paths(routes...) {
+		g.mux.Handle(p, h)
+	}
 }
+
+// Mount adds an endpoint built elsewhere (webhooks, audit) on its routes.
+func (g *Gateway) Mount(h http.Handler, routes ...string) { g.mount(h, routes) }
+
+// Mux mounts every route, for the local server. Every response carries an X-Request-Id.
+func (g *Gateway) Mux() http.Handler { return g.mux }
 
 // completions builds one provider per configured provider and the completion service on them.
 func completions(d Deps) (*completion.Service, *catalog.Router, error) {
@@ -129,17 +168,24 @@ func completions(d Deps) (*completion.Service, *catalog.Router, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &completion.Service{Router: router, Engine: d.Engine, Settings: chain.ProjectSettings, Observer: d.Observer}, router, nil
+	controls, err := d.controls()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: d.Observer, Controls: controls}, router, nil
 }
 
 func models(d Deps, list openaiapi.ModelLister) http.Handler {
 	h := &openaiapi.Handler{Models: list, MaxBody: d.MaxBody, Log: d.Log}
-	return endpoint(d, openaiapi.Render, h.ListModels)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", h.ListModels)
+	mux.HandleFunc("GET /v1/models/{id}", h.GetModel)
+	return httpapi.Routes(openaiapi.Render, endpoint(d, openaiapi.Render, mux.ServeHTTP), modelsRoutes...)
 }
 
 func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
 	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return endpoint(d, openaiapi.Render, h.Chat)
+	return httpapi.Routes(openaiapi.Render, endpoint(d, openaiapi.Render, h.Chat), openAIChatRoutes...)
 }
 
 // endpoint wraps h with what every authenticated route needs.

@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	"net/http"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -9,27 +9,44 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 )
 
-func TestMuxAnswersUnknownRoutesWithRequestID(t *testing.T) {
+// Every route answers in its surface's envelope: OpenAI's under /v1, classic elsewhere; a wrong
+// method is a 405 naming the allowed ones in Allow, an unknown path a 404; all with a request id.
+func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 	gw, err := New(Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
 		Credential: func(string) string { return "" }, MaxBody: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ method, path string }{
-		{"GET", "/nope"},
-		{"POST", "/v1/models"},
-		{"GET", "/v1/chat/completions"},
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow        string
+		openai       bool
+	}{
+		{"GET", "/nope", 404, "", false},
+		{"DELETE", "/chat/completions", 405, "POST", false},
+		{"GET", "/v1/nope", 404, "", true},
+		{"POST", "/v1/models", 405, "GET", true},
+		{"GET", "/v1/chat/completions", 405, "POST", true},
+		{"PUT", "/policy-check", 405, "POST", false},
 	} {
 		rec := httptest.NewRecorder()
 		gw.Mux().ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
-		if rec.Code != http.StatusNotFound {
-			t.Errorf("%s %s: status %d, want 404", tc.method, tc.path, rec.Code)
+		if rec.Code != tc.status || rec.Header().Get("Allow") != tc.allow {
+			t.Errorf("%s %s: status %d Allow %q, want %d %q", tc.method, tc.path, rec.Code, rec.Header().Get("Allow"), tc.status, tc.allow)
 		}
 		if !strings.HasPrefix(rec.Header().Get("X-Request-Id"), "req_") {
 			t.Errorf("%s %s: X-Request-Id %q", tc.method, tc.path, rec.Header().Get("X-Request-Id"))
 		}
-		if !strings.Contains(rec.Body.String(), `"success":false`) || !strings.Contains(rec.Body.String(), tc.path) {
-			t.Errorf("%s %s: body %s does not name the route", tc.method, tc.path, rec.Body.String())
+		var body map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &body)
+		if tc.openai {
+			e, _ := body["error"].(map[string]any)
+			if e == nil || e["type"] != "invalid_request_error" || !strings.Contains(e["message"].(string), tc.path) {
+				t.Errorf("%s %s: body %s is not the OpenAI envelope naming the route", tc.method, tc.path, rec.Body)
+			}
+		} else if body["success"] != false || !strings.Contains(body["message"].(string), tc.path) {
+			t.Errorf("%s %s: body %s is not the classic envelope naming the route", tc.method, tc.path, rec.Body)
 		}
 	}
 }

@@ -6,6 +6,7 @@ package openaiapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,6 +24,9 @@ import (
 // ModelLister lists the models that can serve now.
 type ModelLister interface {
 	Available() []*catalog.Model
+	// Lookup finds one model that can serve now (a catalog entry, or a name an any_model
+	// provider admits).
+	Lookup(name string) (*catalog.Model, bool)
 }
 
 // Handler serves the surface.
@@ -188,22 +192,38 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	httpapi.WriteError(w, r, f, map[string]any{"error": e})
 }
 
+// model is one entry of the OpenAI models list.
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func modelOf(m *catalog.Model) model { return model{ID: m.Name, Object: "model", OwnedBy: m.Provider} }
+
 // ListModels serves GET /v1/models: the models this key may use, in the OpenAI list shape.
 func (h *Handler) ListModels(w http.ResponseWriter, r *http.Request) {
 	key := identity.Key(r.Context())
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
 	data := []model{}
 	for _, m := range h.Models.Available() {
 		if key.Allows(m.Name) {
-			data = append(data, model{ID: m.Name, Object: "model", OwnedBy: m.Provider})
+			data = append(data, modelOf(m))
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// GetModel serves GET /v1/models/{id} as OpenAI's API does: the model, or a 404 in the OpenAI
+// envelope when this key may not use it (or it cannot serve), never saying which.
+func (h *Handler) GetModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if m, ok := h.Models.Lookup(id); ok && identity.Key(r.Context()).Allows(m.Name) {
+		httpapi.WriteJSON(w, http.StatusOK, modelOf(m))
+		return
+	}
+	Render(w, r, fault.New(fault.NotFound, "Not found", fmt.Sprintf("The model '%s' does not exist or you do not have access to it.", fault.Clip(id, 128))).
+		WithCode("model_not_found").WithParam("model"))
 }
 
 func nilIfEmpty(s string) any {

@@ -25,6 +25,16 @@ type request struct {
 	wantUsage bool // the caller asked for the usage chunk
 }
 
+// Read validates body as a chat request of this surface and returns what it asks of the
+// completion service.
+func Read(body []byte) (completion.Input, error) {
+	in, err := read(body)
+	if err != nil {
+		return completion.Input{}, err
+	}
+	return in.in, nil
+}
+
 // read validates the fields of body the gateway reads, before any provider is called; the chain
 // and the policy are completion.Open's to resolve.
 func read(body []byte) (*request, error) {

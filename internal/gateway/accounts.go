@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/entitlement"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/policy"
+	"github.com/secureai-gateway/gateway/internal/receipt"
+)
+
+// Policies are the SMLTP policies: the built-in ones overlaid with the catalog's.
+func Policies(c *catalog.Catalog) (*policy.Set, error) {
+	if len(c.SMLTPPolicies) == 0 {
+		return policy.BuiltinSet, nil
+	}
+	config, err := policy.Parse(c.SMLTPPolicies)
+	if err != nil {
+		return nil, err
+	}
+	return policy.NewSet(config)
+}
+
+// controls assembles what governs each completion from the deployment's stores.
+func (d Deps) controls() (completion.Controls, error) {
+	set, err := Policies(d.Catalog)
+	if err != nil {
+		return completion.Controls{}, err
+	}
+	c := completion.Controls{Policies: set, Keys: d.Keys}
+	if d.Limits != nil {
+		c.Limits = d.Limits
+	}
+	if d.Billing != nil {
+		c.Billing = d.Billing
+	}
+	if d.Breakers != nil {
+		c.Breakers = d.Breakers
+	}
+	if d.Signer != nil {
+		c.Tokens = &entitlement.Minter{Signer: d.Signer}
+		if d.Receipts != nil {
+			c.Receipts = &receipt.Issuer{Signer: d.Signer, Store: d.Receipts}
+		}
+	}
+	return c, nil
+}
+
+func (d Deps) settings() chain.Settings { return chain.ProjectSettings }
+
+var (
+	adminRoutes   = []string{"/admin/"}
+	usageRoutes   = []string{"GET /usage"}
+	jwksRoutes    = []string{"GET /.well-known/jwks.json"}
+	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
+)
+
+// NewAdmin builds /admin/api-keys…, /admin/users/{id} and /admin/circuit-breakers…: admin keys
+// only (401 anonymous, 403 "Access denied" for a normal key), classic envelope.
+func NewAdmin(d Deps) http.Handler {
+	d = d.withDefaults()
+	mux := http.NewServeMux()
+	if d.KeyAdmin != nil {
+		keys := (&keyadmin.Handler{Service: d.KeyAdmin, Limits: d.Limits, Billing: d.Billing, Fail: classicapi.Render, KeyCacheTTL: d.KeyCacheTTL}).Admin()
+		mux.Handle("/admin/api-keys", keys)
+		mux.Handle("/admin/api-keys/", keys)
+		mux.Handle("/admin/users/", keys)
+	}
+	if d.Breakers != nil {
+		a := breaker.Admin{Breakers: d.Breakers, Fail: classicapi.Render}
+		mux.HandleFunc("GET /admin/circuit-breakers", a.List)
+		mux.HandleFunc("POST /admin/circuit-breakers", a.Open)
+		mux.HandleFunc("DELETE /admin/circuit-breakers/{subjectType}/{subjectId}", a.Close)
+	}
+	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
+	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP)
+}
+
+// NewUsage builds GET /usage: the calling key's quota, limits and spend.
+func NewUsage(d Deps) http.Handler {
+	d = d.withDefaults()
+	h := &keyadmin.Handler{Service: d.KeyAdmin, Limits: d.Limits, Billing: d.Billing, Fail: classicapi.Render, KeyCacheTTL: d.KeyCacheTTL}
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.Usage().ServeHTTP), usageRoutes...)
+}
+
+// NewJWKS builds GET /.well-known/jwks.json: public, cacheable, no key needed.
+func NewJWKS(d Deps) http.Handler {
+	return httpapi.Routes(classicapi.Render, d.Signer.JWKSHandler(), jwksRoutes...)
+}
+
+// NewReceipts builds GET /receipts/{bundleId}: a served request's signed receipt, for the key
+// that made it.
+func NewReceipts(d Deps) http.Handler {
+	d = d.withDefaults()
+	h := receipt.Handler{Store: d.Receipts, Fail: classicapi.Render}
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.ServeHTTP), receiptRoutes...)
+}

@@ -1,0 +1,51 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/policycheck"
+	"github.com/tidwall/gjson"
+)
+
+var policyCheckRoutes = []string{"POST /policy-check"}
+
+// NewPolicyCheck builds POST /policy-check: the dry run of a chat request (SPEC 6). It builds the
+// providers only to route the chain's models; it calls none of them.
+func NewPolicyCheck(d Deps) (http.Handler, error) {
+	d = d.withDefaults()
+	svc, _, err := completions(d)
+	if err != nil {
+		return nil, err
+	}
+	return policyCheck(d, svc), nil
+}
+
+func policyCheck(d Deps, svc *completion.Service) http.Handler {
+	h := func(w http.ResponseWriter, r *http.Request) {
+		body, err := httpapi.ReadJSONObject(w, r, d.MaxBody)
+		if err != nil {
+			classicapi.Render(w, r, err)
+			return
+		}
+		in, invalid := chatInput(body)
+		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), classicapi.Describe))
+	}
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h), policyCheckRoutes...)
+}
+
+// chatInput reads a body of either chat surface: the classic one (it names an index or a
+// prompt) or the OpenAI-compatible one.
+func chatInput(body []byte) (completion.Input, error) {
+	if f := gjson.GetManyBytes(body, "index", "prompt"); f[0].Exists() || f[1].Exists() {
+		in, err := classicapi.Parse(body)
+		if err != nil {
+			return completion.Input{}, err
+		}
+		return in.Completion(), nil
+	}
+	return openaiapi.Read(body)
+}
