@@ -56,8 +56,9 @@ func (a Attempt) Succeeded() bool { return a.Status == StatusSucceeded }
 
 // Poster makes one delivery attempt.
 type Poster struct {
-	Client *http.Client // from Guard.Client
-	Now    func() time.Time
+	Client  *http.Client // from Guard.Client
+	Now     func() time.Time
+	Timeout time.Duration // per attempt; 0 means AttemptTimeout
 }
 
 // Post sends d to ep once. Any 2xx acknowledges; everything else (another status, a refused
@@ -89,7 +90,11 @@ func (p *Poster) post(ctx context.Context, ep *Endpoint, d Delivery, now time.Ti
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = AttemptTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
