@@ -97,9 +97,12 @@ func FromEvent(e event.Event) Entry {
 	return en
 }
 
+// sortTimeLayout is fixed-width, so sort keys order as times.
+const sortTimeLayout = "20060102T150405.000000000Z"
+
 // SortKey orders entries by time then id; the stores key entries by it and cursors carry it.
 func (e *Entry) SortKey() string {
-	return e.Timestamp.UTC().Format("20060102T150405.000000000Z") + "#" + e.ID
+	return e.Timestamp.UTC().Format(sortTimeLayout) + "#" + e.ID
 }
 
 // SearchText is what a text search looks in, lower-cased.
@@ -215,8 +218,8 @@ func (q *Query) Matches(e *Entry) bool {
 // Bounds returns the sort keys a page scans between, newest first: entries with keys below hi
 // (exclusive) down to lo (inclusive).
 func (q *Query) Bounds() (lo, hi string) {
-	lo = q.Start.UTC().Format("20060102T150405.000000000Z")
-	hi = q.End.UTC().Format("20060102T150405.000000000Z")
+	lo = q.Start.UTC().Format(sortTimeLayout)
+	hi = q.End.UTC().Format(sortTimeLayout)
 	if q.After != "" && q.After < hi {
 		hi = q.After
 	}
@@ -231,7 +234,11 @@ func Cursor(e *Entry) string {
 func decodeCursor(c string) (string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	key, ok := strings.CutPrefix(string(raw), "v1:")
-	if err != nil || !ok || !strings.Contains(key, "#") {
+	at, _, found := strings.Cut(key, "#")
+	if err != nil || !ok || !found {
+		return "", fault.Invalid("cursor", "cursor is not one this API returned")
+	}
+	if _, err := time.Parse(sortTimeLayout, at); err != nil {
 		return "", fault.Invalid("cursor", "cursor is not one this API returned")
 	}
 	return key, nil

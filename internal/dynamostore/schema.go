@@ -30,6 +30,10 @@ const attrIdempotencyPK = "pk"
 type Tables struct {
 	APIKeys     string // required
 	Idempotency string // optional: "" when this deployment keeps no idempotency records
+	// Webhooks, WebhookAttempts and Audit are optional: "" when this function does not use them.
+	Webhooks        string
+	WebhookAttempts string
+	Audit           string
 }
 
 // Validate reports a missing required table name.
@@ -82,7 +86,7 @@ func definitions(t Tables) []tableDef {
 			ttlAttribute: TTLAttribute,
 		})
 	}
-	return defs
+	return append(defs, eventTables(t)...)
 }
 
 // CreateTables creates the tables (skipping ones that already exist), waits until they are
