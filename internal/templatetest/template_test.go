@@ -158,8 +158,11 @@ func (tp template) resource(id string) *yaml.Node { return get(tp.root, "Resourc
 // dynamostore.Tables field each fills. A table added to the template or the schema must be added
 // here, to cloud and to schema.go together.
 var tableEnv = map[string]func(*dynamostore.Tables) *string{
-	"SECUREAI_TABLE_API_KEYS":    func(t *dynamostore.Tables) *string { return &t.APIKeys },
-	"SECUREAI_TABLE_IDEMPOTENCY": func(t *dynamostore.Tables) *string { return &t.Idempotency },
+	"SECUREAI_TABLE_API_KEYS":         func(t *dynamostore.Tables) *string { return &t.APIKeys },
+	"SECUREAI_TABLE_IDEMPOTENCY":      func(t *dynamostore.Tables) *string { return &t.Idempotency },
+	"SECUREAI_TABLE_WEBHOOKS":         func(t *dynamostore.Tables) *string { return &t.Webhooks },
+	"SECUREAI_TABLE_WEBHOOK_ATTEMPTS": func(t *dynamostore.Tables) *string { return &t.WebhookAttempts },
+	"SECUREAI_TABLE_AUDIT":            func(t *dynamostore.Tables) *string { return &t.Audit },
 }
 
 // TestTablesMatchSchema creates the tables from dynamostore's schema on moto and compares what
@@ -168,9 +171,14 @@ func TestTablesMatchSchema(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	tp := loadTemplate(t, root)
 	vars := get(tp.root, "Globals", "Function", "Environment", "Variables")
-	cloudSrc, err := os.ReadFile(filepath.Join(root, "internal", "cloud", "cloud.go"))
-	if err != nil {
-		t.Fatal(err)
+	// The loaders: internal/cloud for the API functions, and the event consumers' main.go.
+	var cloudSrc []byte
+	for _, path := range []string{"internal/cloud/cloud.go", "functions/webhook-dispatcher/main.go", "functions/audit-writer/main.go"} {
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cloudSrc = append(cloudSrc, b...)
 	}
 
 	tables := dynamostore.Tables{}
@@ -191,7 +199,7 @@ func TestTablesMatchSchema(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(string(cloudSrc), `"`+name+`"`) {
-			t.Errorf("internal/cloud does not read %s", name)
+			t.Errorf("no loader (internal/cloud, the consumers' main.go) reads %s", name)
 		}
 		*field(&tables) = testenv.UniqueName(t, id)
 		logical[*field(&tables)] = id
@@ -387,6 +395,13 @@ func TestFunctionsMatchTemplate(t *testing.T) {
 			}
 			for i := 0; i+1 < len(evs.Content); i += 2 {
 				name, ev := evs.Content[i].Value, evs.Content[i+1]
+				if scalar(ev, "Type") == "SQS" && !streaming {
+					// An event consumer: failed messages come back alone, never the whole batch.
+					if got := get(ev, "Properties", "FunctionResponseTypes"); got == nil || len(got.Content) != 1 || got.Content[0].Value != "ReportBatchItemFailures" {
+						t.Errorf("%s event %s: FunctionResponseTypes must be [ReportBatchItemFailures]", id, name)
+					}
+					continue
+				}
 				if typ := scalar(ev, "Type"); typ != "Api" {
 					t.Errorf("%s event %s is %q, want Api (response streaming needs a REST API)", id, name, typ)
 				}
