@@ -24,7 +24,7 @@ import (
 // (FunctionResponseTypes: [ReportBatchItemFailures]).
 type Handler func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error)
 
-// consume runs one message; a message that can never succeed (it is malformed) is logged and
+// handler runs each message through consume; a message that can never succeed (it is malformed) is logged and
 // dropped rather than retried into the dead-letter queue forever.
 func handler(log *slog.Logger, consume func(ctx context.Context, body []byte) error) Handler {
 	return func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
