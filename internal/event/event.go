@@ -88,6 +88,14 @@ func of(t Type, data any, now time.Time) Event {
 	return e
 }
 
+// orNow is t in UTC, or now when t is unset.
+func orNow(t, now time.Time) time.Time {
+	if t.IsZero() {
+		t = now
+	}
+	return t.UTC()
+}
+
 // Subject is who an event is about; every data shape carries it so consumers (the audit log)
 // read it without knowing the type.
 type Subject struct {
@@ -109,7 +117,7 @@ type Failover struct {
 
 // ModelFailoverEvent returns the api:model_failover event for f.
 func ModelFailoverEvent(f Failover, now time.Time) Event {
-	f.Time = f.Time.UTC()
+	f.Time = orNow(f.Time, now)
 	return of(ModelFailover, f, now)
 }
 
@@ -126,7 +134,7 @@ type Limit struct {
 
 // LimitReachedEvent returns the api:limit_reached event for l.
 func LimitReachedEvent(l Limit, now time.Time) Event {
-	l.Time = l.Time.UTC()
+	l.Time = orNow(l.Time, now)
 	l.ResetTime = l.ResetTime.UTC()
 	return of(LimitReached, l, now)
 }
@@ -173,7 +181,7 @@ func AdminEvent(t Type, a Admin, before, after any, now time.Time) (Event, error
 	if a.After, err = optionalJSON(after); err != nil {
 		return Event{}, fmt.Errorf("event: encoding after of %s: %w", t, err)
 	}
-	a.Time = a.Time.UTC()
+	a.Time = orNow(a.Time, now)
 	return New(t, a, now)
 }
 
@@ -201,7 +209,7 @@ func BreakerEvent(open bool, b Breaker, now time.Time) Event {
 	if open {
 		t = CircuitBreakerOpened
 	}
-	b.Time = b.Time.UTC()
+	b.Time = orNow(b.Time, now)
 	b.Until = b.Until.UTC()
 	return of(t, b, now)
 }
