@@ -161,8 +161,8 @@ func (s *Store) Attempts(_ context.Context, endpointID string, limit int) ([]web
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAttempts).Cursor()
 		// Seek past the prefix's last key (prefix then 0xFF), then walk back.
-		k, v := c.Seek(append(slices.Clone(prefix), 0xFF))
-		if k == nil {
+		var k, v []byte
+		if k, _ = c.Seek(append(slices.Clone(prefix), 0xFF)); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()

@@ -112,4 +112,3 @@ func (q Queue) Enqueue(ctx context.Context, d webhook.Delivery, delay time.Durat
 		DelaySeconds: int32(min(delay, maxDelay) / time.Second)})
 	return err
 }
-
