@@ -32,7 +32,12 @@ func main() {
 		Webhooks: os.Getenv("SECUREAI_TABLE_WEBHOOKS"), WebhookAttempts: os.Getenv("SECUREAI_TABLE_WEBHOOK_ATTEMPTS")})
 	// END LOCAL LOADER
 
-	guard := webhook.NewGuard(os.Getenv("SECUREAI_WEBHOOKS_ALLOW_PRIVATE") == "true")
+	allowPrivate, err := webhook.AllowPrivate(os.Getenv(webhook.EnvAllowPrivate), false)
+	if err != nil {
+		log.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	guard := webhook.NewGuard(allowPrivate)
 	d := &webhook.Dispatcher{
 		Store:  store,
 		Queue:  sqsqueue.Queue{API: sqs.NewFromConfig(cfg), URL: os.Getenv("SECUREAI_WEBHOOK_QUEUE_URL")},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -12,6 +13,22 @@ import (
 
 // AttemptTimeout bounds one delivery attempt, connection included.
 const AttemptTimeout = 5 * time.Second
+
+// EnvAllowPrivate names the setting that lets webhooks reach private and loopback addresses.
+const EnvAllowPrivate = "SECUREAI_WEBHOOKS_ALLOW_PRIVATE"
+
+// AllowPrivate reads EnvAllowPrivate's value; unset means def (on for the local server, so a
+// receiver on the same machine works; off in the cloud).
+func AllowPrivate(value string, def bool) (bool, error) {
+	if value == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(value)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: want true or false", EnvAllowPrivate, value)
+	}
+	return b, nil
+}
 
 // Guard decides which URLs the gateway may deliver to. Unless private addresses are allowed, it
 // refuses loopback, private, link-local (cloud metadata included) and other special-purpose

@@ -545,3 +545,21 @@ func TestTestSendsAWebhookTestEventOnce(t *testing.T) {
 		t.Errorf("receiver got %d requests", len(got))
 	}
 }
+
+// Private addresses are allowed only when the deployment says so; the local server defaults it on.
+func TestAllowPrivate(t *testing.T) {
+	for _, c := range []struct {
+		value   string
+		def     bool
+		want    bool
+		wantErr bool
+	}{
+		{"", true, true, false}, {"", false, false, false}, {"true", false, true, false},
+		{"false", true, false, false}, {"yes please", true, false, true},
+	} {
+		got, err := webhook.AllowPrivate(c.value, c.def)
+		if got != c.want || (err != nil) != c.wantErr {
+			t.Errorf("AllowPrivate(%q, %v) = %v, %v", c.value, c.def, got, err)
+		}
+	}
+}
