@@ -111,9 +111,7 @@ func TestEventPublishedJustBeforeReturnIsNotLostAfterFlush(t *testing.T) {
 	handler(reqCtx)
 	cancel() // the request is over
 	time.AfterFunc(20*time.Millisecond, func() { close(s.release) })
-	ctx, stop := context.WithTimeout(context.Background(), event.FlushTimeout)
-	defer stop()
-	if err := p.Flush(ctx); err != nil {
+	if err := event.FlushBounded(reqCtx, p); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
 	s.mu.Lock()

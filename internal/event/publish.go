@@ -20,6 +20,14 @@ type Publisher interface {
 // FlushTimeout bounds how long an invocation waits in Flush before it ends anyway.
 const FlushTimeout = time.Second
 
+// FlushBounded waits for p's pending publishes for at most FlushTimeout, even when ctx (the
+// request's) is already cancelled: a Lambda calls it right before it ends its response stream.
+func FlushBounded(ctx context.Context, p Publisher) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FlushTimeout)
+	defer cancel()
+	return p.Flush(ctx)
+}
+
 // sendTimeout bounds one hand-over, so a hung transport cannot pin goroutines forever.
 const sendTimeout = 10 * time.Second
 

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/audit"
+	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
@@ -75,19 +75,10 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// actor is the admin making the request, as the subject of the events it causes.
-func actor(r *http.Request) event.Subject {
-	s := event.Subject{RequestID: identity.RequestID(r.Context())}
-	if k := identity.Key(r.Context()); k != nil {
-		s.APIKeyID, s.UserID = k.ID, k.UserID
-	}
-	return s
-}
-
 // record publishes the admin event of a change; before and after are public views.
 func (h *Handlers) record(r *http.Request, t event.Type, action, id string, before, after any) {
 	now := h.Now()
-	ev, err := event.AdminEvent(t, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: id}, Subject: actor(r), Time: now}, before, after, now)
+	ev, err := event.AdminEvent(t, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: id}, Subject: emit.Subject(r.Context()), Time: now}, before, after, now)
 	if err != nil {
 		return // the types here are all admin types of the catalog
 	}
@@ -183,7 +174,7 @@ func (h *Handlers) rotate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) test(w http.ResponseWriter, r *http.Request) {
-	a, err := h.Dispatcher.Test(r.Context(), r.PathValue("id"), actor(r), h.Now())
+	a, err := h.Dispatcher.Test(r.Context(), r.PathValue("id"), emit.Subject(r.Context()), h.Now())
 	if err != nil {
 		h.Fail(w, r, err)
 		return
