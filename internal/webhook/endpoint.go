@@ -100,21 +100,37 @@ func Create(ctx context.Context, in Input, check URLChecker, now time.Time) (*En
 	if in.Events == nil {
 		return nil, fault.Invalid("events", `events is required: "*" or names from the event catalog`)
 	}
+	if err := in.CheckURL(ctx, check); err != nil {
+		return nil, err
+	}
 	e := &Endpoint{ID: NewID(), Enabled: true, Secret: NewSecret(), CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
-	if err := e.Apply(ctx, in, check, now); err != nil {
+	if err := e.Apply(in, now); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// Apply validates in and applies it to e. Re-enabling an endpoint resets its failure count.
-func (e *Endpoint) Apply(ctx context.Context, in Input, check URLChecker, now time.Time) error {
+// CheckURL checks where in's URL, if any, points. It resolves the host, so callers run it before
+// an update's transaction, not inside it.
+func (in Input) CheckURL(ctx context.Context, check URLChecker) error {
+	if in.URL == nil {
+		return nil
+	}
+	if err := check.CheckURL(ctx, strings.TrimSpace(*in.URL)); err != nil {
+		return fault.Invalid("url", err.Error()).WithCode("invalid_webhook_url").Wrap(err)
+	}
+	return nil
+}
+
+// Apply validates in's form and applies it to e; where a new URL points is in.CheckURL's to say.
+// Re-enabling an endpoint resets its failure count.
+func (e *Endpoint) Apply(in Input, now time.Time) error {
 	if in.URL != nil {
 		u := strings.TrimSpace(*in.URL)
 		if len(u) > maxURLLen {
 			return fault.Invalid("url", fmt.Sprintf("url is longer than %d characters", maxURLLen))
 		}
-		if err := check.CheckURL(ctx, u); err != nil {
+		if _, err := parseURL(u); err != nil {
 			return fault.Invalid("url", err.Error()).WithCode("invalid_webhook_url").Wrap(err)
 		}
 		e.URL = u

@@ -362,7 +362,7 @@ func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing
 	}
 	on := true
 	got, err := f.store.UpdateEndpoint(ctx, ep.ID, func(e *webhook.Endpoint) error {
-		return e.Apply(ctx, webhook.Input{Enabled: &on}, webhook.NewGuard(true), time.Now())
+		return e.Apply(webhook.Input{Enabled: &on}, time.Now())
 	})
 	if err != nil || !got.Enabled || got.ConsecutiveFailures != 0 {
 		t.Fatalf("re-enabled = %+v, %v; want enabled with the count reset", got, err)

@@ -132,10 +132,14 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
+	if err := in.CheckURL(r.Context(), h.Guard); err != nil {
+		h.Fail(w, r, err)
+		return
+	}
 	var before webhook.Endpoint
 	ep, err := h.Webhooks.UpdateEndpoint(r.Context(), r.PathValue("id"), func(e *webhook.Endpoint) error {
 		before = e.Public()
-		return e.Apply(r.Context(), in, h.Guard, h.Now())
+		return e.Apply(in, h.Now())
 	})
 	if err != nil {
 		h.Fail(w, r, err)
