@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,14 +25,20 @@ import (
 // (FunctionResponseTypes: [ReportBatchItemFailures]).
 type Handler func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error)
 
-// handler runs each message through consume; a message that can never succeed (it is malformed) is logged and
-// dropped rather than retried into the dead-letter queue forever.
+// handler runs the batch's messages concurrently: each is independent, and a webhook attempt may
+// take its full timeout, which ten in a row would spend the function's. A message that can never
+// succeed (it is malformed) is logged and dropped rather than retried into the dead-letter queue.
 func handler(log *slog.Logger, consume func(ctx context.Context, body []byte) error) Handler {
 	return func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
+		errs := make([]error, len(batch.Records))
+		var wg sync.WaitGroup
+		for i, m := range batch.Records {
+			wg.Go(func() { errs[i] = consume(ctx, []byte(m.Body)) })
+		}
+		wg.Wait()
 		var resp events.SQSEventResponse
-		for _, m := range batch.Records {
-			err := consume(ctx, []byte(m.Body))
-			switch {
+		for i, m := range batch.Records {
+			switch err := errs[i]; {
 			case err == nil:
 			case fault.KindOf(err) == fault.InvalidRequest:
 				log.ErrorContext(ctx, "dropping a malformed message", "messageId", m.MessageId, "err", err)

@@ -79,3 +79,41 @@ func TestMalformedMessagesAreDroppedAndFailuresReportedPerItem(t *testing.T) {
 		t.Errorf("malformed deliveries: %+v, %v; want dropped", resp, err)
 	}
 }
+
+// barrierStore's Put returns only once n Puts are in flight together.
+type barrierStore struct {
+	failingStore
+	arrived chan struct{}
+	n       int
+}
+
+func (b barrierStore) Put(ctx context.Context, _ audit.Entry, _ time.Time) (bool, error) {
+	b.arrived <- struct{}{}
+	for len(b.arrived) < b.n {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return true, nil
+}
+
+// A batch's messages run together: one slow message (a webhook attempt waiting for its timeout)
+// does not hold the others back until the function's own timeout.
+func TestABatchsMessagesRunConcurrently(t *testing.T) {
+	const n = 3
+	h := sqsqueue.Audit(&audit.Writer{Store: barrierStore{arrived: make(chan struct{}, n), n: n}}, slog.New(slog.DiscardHandler))
+	var batch events.SQSEvent
+	for i := range n {
+		detail, _ := json.Marshal(event.WebhookTestEvent("wh", event.Subject{}, time.Now()))
+		batch.Records = append(batch.Records, events.SQSMessage{MessageId: fmt.Sprint(i),
+			Body: fmt.Sprintf(`{"id":"1","source":"secureai.gateway","detail-type":"webhook:test","detail":%s}`, detail)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := h(ctx, batch)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("response = %+v, %v: the messages ran one after another", resp, err)
+	}
+}
