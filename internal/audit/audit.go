@@ -141,6 +141,8 @@ type Query struct {
 // Query limits.
 const (
 	DefaultWindow = 7 * 24 * time.Hour
+	// MaxWindow bounds a query's range; a store may read each day of it.
+	MaxWindow = 366 * 24 * time.Hour
 	DefaultLimit  = 50
 	MaxLimit      = 200
 	maxSearchLen  = 200
@@ -170,6 +172,8 @@ func Parse(p Params, now time.Time) (Query, error) {
 	switch {
 	case !q.Start.Before(q.End):
 		return Query{}, fault.Invalid("startDate", "startDate must be before endDate")
+	case q.End.Sub(q.Start) > MaxWindow:
+		return Query{}, fault.Invalid("startDate", "the date range is longer than 366 days")
 	case q.Type != "" && !event.Known(q.Type):
 		return Query{}, fault.Invalid("type", fmt.Sprintf("type %q is not in the event catalog", p.Type))
 	case q.Severity != "" && q.Severity != SeverityInfo && q.Severity != SeverityWarning && q.Severity != SeverityCritical:

@@ -57,6 +57,10 @@ func TestParseDefaultsAndRefusals(t *testing.T) {
 	if err != nil || !q.End.Equal(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)) || q.Search != "gpt" {
 		t.Fatalf("dates = %+v, %v; a date as endDate includes that day", q, err)
 	}
+	long := audit.Params{StartDate: "2025-01-01", EndDate: "2026-12-01"}
+	if _, err := audit.Parse(long, now); fault.KindOf(err) != fault.InvalidRequest {
+		t.Errorf("a range of almost two years: %v, want refused", err)
+	}
 	for param, p := range map[string]audit.Params{
 		"startDate": {StartDate: "2026-12-02", EndDate: "2026-12-01"},
 		"endDate":   {EndDate: "tomorrow"},
