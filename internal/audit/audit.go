@@ -142,10 +142,10 @@ type Query struct {
 const (
 	DefaultWindow = 7 * 24 * time.Hour
 	// MaxWindow bounds a query's range; a store may read each day of it.
-	MaxWindow = 366 * 24 * time.Hour
-	DefaultLimit  = 50
-	MaxLimit      = 200
-	maxSearchLen  = 200
+	MaxWindow    = 366 * 24 * time.Hour
+	DefaultLimit = 50
+	MaxLimit     = 200
+	maxSearchLen = 200
 )
 
 // Params is a query as an admin sends it (URL parameters).
