@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"slices"
@@ -69,7 +70,7 @@ func NewSecret() string {
 func randomToken(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
-	return strings.ToLower(strings.TrimRight(base64.RawURLEncoding.EncodeToString(b), "="))
+	return hex.EncodeToString(b)
 }
 
 // Input is what an admin sends to create or change an endpoint; nil fields are left as they are
