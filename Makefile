@@ -42,6 +42,8 @@ build: ## build every Lambda function into build/<name>/bootstrap
 build-OpenAIChatFunction: ; $(call lambda_build,openai-chat,$(ARTIFACTS_DIR))
 build-ClassicChatFunction: ; $(call lambda_build,classic-chat,$(ARTIFACTS_DIR))
 build-ModelsFunction: ; $(call lambda_build,models,$(ARTIFACTS_DIR))
+build-WebhookDispatcherFunction: ; $(call lambda_build,webhook-dispatcher,$(ARTIFACTS_DIR))
+build-AuditWriterFunction: ; $(call lambda_build,audit-writer,$(ARTIFACTS_DIR))
 
 invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }

@@ -39,7 +39,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: opening %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers} {
+		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers, bucketWebhooks, bucketAttempts, bucketPending, bucketAudit} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -19,9 +19,15 @@ import (
 // The AWS SDK reads its own AWS_* variables; provider credentials named by the catalog's
 // api_key_env are looked up, not parsed.
 type Config struct {
-	// Tables are SECUREAI_TABLE_API_KEYS (required) and SECUREAI_TABLE_IDEMPOTENCY (optional:
-	// without it, Idempotency-Key requests are refused).
+	// Tables are SECUREAI_TABLE_API_KEYS (required) and the optional SECUREAI_TABLE_* of each
+	// feature (without its table a feature is off in that function: Idempotency-Key requests are
+	// refused, nothing is limited or billed, no receipt is kept…).
 	Tables dynamostore.Tables
+	// SigningSecretARN is SECUREAI_SIGNING_SECRET_ARN: the keyset that signs entitlement tokens
+	// and receipts; "" signs nothing.
+	SigningSecretARN string
+	// EventBus is SECUREAI_EVENT_BUS: where failover and limit events go; "" publishes none.
+	EventBus string
 	// ProviderSecretARN is SECUREAI_PROVIDER_SECRET_ARN, the Secrets Manager secret holding the
 	// provider credentials; "" reads them from the environment.
 	ProviderSecretARN string
@@ -41,9 +47,18 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 	r := envvar.New(getenv)
 	c := Config{
 		Tables: dynamostore.Tables{
-			APIKeys:     r.Check("SECUREAI_TABLE_API_KEYS", "", tableWant, tableName.MatchString),
-			Idempotency: r.Check("SECUREAI_TABLE_IDEMPOTENCY", "", tableWant, optional(tableName.MatchString)),
+			APIKeys:         r.Check("SECUREAI_TABLE_API_KEYS", "", tableWant, tableName.MatchString),
+			Idempotency:     table(r, "SECUREAI_TABLE_IDEMPOTENCY"),
+			Limits:          table(r, "SECUREAI_TABLE_LIMITS"),
+			Users:           table(r, "SECUREAI_TABLE_USERS"),
+			Receipts:        table(r, "SECUREAI_TABLE_RECEIPTS"),
+			CircuitBreakers: table(r, "SECUREAI_TABLE_CIRCUIT_BREAKERS"),
+			Webhooks:        table(r, "SECUREAI_TABLE_WEBHOOKS"),
+			WebhookAttempts: table(r, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS"),
+			Audit:           table(r, "SECUREAI_TABLE_AUDIT"),
 		},
+		SigningSecretARN:  r.String("SECUREAI_SIGNING_SECRET_ARN", ""),
+		EventBus:          r.String("SECUREAI_EVENT_BUS", ""),
 		ProviderSecretARN: r.String("SECUREAI_PROVIDER_SECRET_ARN", ""),
 		CatalogPath:       r.String("SECUREAI_CONFIG", ""),
 		Demo:              r.Bool("SECUREAI_DEMO", false),
@@ -55,6 +70,11 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 	}
 	r.Bool("AWS_XRAY_SDK_DISABLED", false) // tracing.Enabled ignores a malformed value; say so instead
 	return c, r.Err()
+}
+
+// table reads an optional table name.
+func table(r *envvar.Reader, name string) string {
+	return r.Check(name, "", tableWant, optional(tableName.MatchString))
 }
 
 // tableName is DynamoDB's rule for table names.

@@ -35,6 +35,10 @@ type Tables struct {
 	// Receipts and CircuitBreakers are optional (governance_schema.go).
 	Receipts        string
 	CircuitBreakers string
+	// Webhooks, WebhookAttempts and Audit are optional: "" when this function does not use them.
+	Webhooks        string
+	WebhookAttempts string
+	Audit           string
 }
 
 // Validate reports a missing required table name.
@@ -88,7 +92,8 @@ func definitions(t Tables) []tableDef {
 		})
 	}
 	defs = append(defs, accountDefinitions(t)...)
-	return append(defs, governanceDefinitions(t)...)
+	defs = append(defs, governanceDefinitions(t)...)
+	return append(defs, eventTables(t)...)
 }
 
 // CreateTables creates the tables (skipping ones that already exist), waits until they are

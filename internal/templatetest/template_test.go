@@ -159,8 +159,15 @@ func (tp template) resource(id string) *yaml.Node { return get(tp.root, "Resourc
 // dynamostore.Tables field each fills. A table added to the template or the schema must be added
 // here, to cloud and to schema.go together.
 var tableEnv = map[string]func(*dynamostore.Tables) *string{
-	"SECUREAI_TABLE_API_KEYS":    func(t *dynamostore.Tables) *string { return &t.APIKeys },
-	"SECUREAI_TABLE_IDEMPOTENCY": func(t *dynamostore.Tables) *string { return &t.Idempotency },
+	"SECUREAI_TABLE_API_KEYS":         func(t *dynamostore.Tables) *string { return &t.APIKeys },
+	"SECUREAI_TABLE_IDEMPOTENCY":      func(t *dynamostore.Tables) *string { return &t.Idempotency },
+	"SECUREAI_TABLE_WEBHOOKS":         func(t *dynamostore.Tables) *string { return &t.Webhooks },
+	"SECUREAI_TABLE_WEBHOOK_ATTEMPTS": func(t *dynamostore.Tables) *string { return &t.WebhookAttempts },
+	"SECUREAI_TABLE_AUDIT":            func(t *dynamostore.Tables) *string { return &t.Audit },
+	"SECUREAI_TABLE_LIMITS":           func(t *dynamostore.Tables) *string { return &t.Limits },
+	"SECUREAI_TABLE_USERS":            func(t *dynamostore.Tables) *string { return &t.Users },
+	"SECUREAI_TABLE_RECEIPTS":         func(t *dynamostore.Tables) *string { return &t.Receipts },
+	"SECUREAI_TABLE_CIRCUIT_BREAKERS": func(t *dynamostore.Tables) *string { return &t.CircuitBreakers },
 }
 
 // TestTablesMatchSchema creates the tables from dynamostore's schema on moto and compares what
@@ -390,6 +397,13 @@ func TestFunctionsMatchTemplate(t *testing.T) {
 			}
 			for i := 0; i+1 < len(evs.Content); i += 2 {
 				name, ev := evs.Content[i].Value, evs.Content[i+1]
+				if scalar(ev, "Type") == "SQS" && !streaming {
+					// An event consumer: failed messages come back alone, never the whole batch.
+					if got := get(ev, "Properties", "FunctionResponseTypes"); got == nil || len(got.Content) != 1 || got.Content[0].Value != "ReportBatchItemFailures" {
+						t.Errorf("%s event %s: FunctionResponseTypes must be [ReportBatchItemFailures]", id, name)
+					}
+					continue
+				}
 				if typ := scalar(ev, "Type"); typ != "Api" {
 					t.Errorf("%s event %s is %q, want Api (response streaming needs a REST API)", id, name, typ)
 				}

@@ -1,0 +1,78 @@
+package audit_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/audit"
+	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/fault"
+)
+
+var now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func TestEntryFromEachKindOfEvent(t *testing.T) {
+	sub := event.Subject{UserID: "u1", APIKeyID: "k1", RequestID: "r1"}
+	admin, err := event.AdminEvent(event.AdminWebhookDeleted, event.Admin{Action: "delete", Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: sub}, nil, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		ev                                      event.Event
+		severity, category, outcome, descriptor string
+	}{
+		{event.ModelFailoverEvent(event.Failover{FailedModel: "openai/a", Reason: "timeout", NextModel: "google/b", Subject: sub}, now),
+			"warning", "availability", "failover", "Model openai/a failed (timeout); failing over to google/b"},
+		{event.LimitReachedEvent(event.Limit{Limit: "daily", Endpoint: "/chat/completions", Subject: sub}, now), "warning", "access_control", "blocked", "Limit daily reached"},
+		{event.WebhookTestEvent("wh_1", sub, now), "info", "operations", "success", "Test event sent to webhook wh_1"},
+		{event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "critical", "security", "blocked", "Circuit breaker opened for key k1 (admin)"},
+		{event.BreakerEvent(false, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "info", "security", "success", "Circuit breaker closed for key k1 (admin)"},
+		{admin, "info", "change_management", "success", "Admin delete of webhook wh_1"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.ev.Type), func(t *testing.T) {
+			e := audit.FromEvent(c.ev)
+			if e.ID != c.ev.ID || !e.Timestamp.Equal(now) || e.Type != c.ev.Type || e.User.ID != "u1" ||
+				e.Metadata.APIKeyID != "k1" || e.Metadata.RequestID != "r1" || string(e.Metadata.Data) != string(c.ev.Data) {
+				t.Errorf("entry = %+v", e)
+			}
+			if e.Severity != c.severity || e.ComplianceCategory != c.category || e.Outcome != c.outcome || e.Description != c.descriptor {
+				t.Errorf("severity/category/outcome/description = %s/%s/%s/%q", e.Severity, e.ComplianceCategory, e.Outcome, e.Description)
+			}
+		})
+	}
+	if e := audit.FromEvent(cases[1].ev); e.Metadata.Endpoint != "/chat/completions" {
+		t.Errorf("limit entry endpoint = %q", e.Metadata.Endpoint)
+	}
+}
+
+func TestParseDefaultsAndRefusals(t *testing.T) {
+	q, err := audit.Parse(audit.Params{}, now)
+	if err != nil || !q.End.Equal(now) || !q.Start.Equal(now.Add(-7*24*time.Hour)) || q.Limit != audit.DefaultLimit {
+		t.Fatalf("defaults = %+v, %v", q, err)
+	}
+	q, err = audit.Parse(audit.Params{StartDate: "2026-11-01", EndDate: "2026-11-02", Search: "  GPT "}, now)
+	if err != nil || !q.End.Equal(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)) || q.Search != "gpt" {
+		t.Fatalf("dates = %+v, %v; a date as endDate includes that day", q, err)
+	}
+	long := audit.Params{StartDate: "2025-01-01", EndDate: "2026-12-01"}
+	if _, err := audit.Parse(long, now); fault.KindOf(err) != fault.InvalidRequest {
+		t.Errorf("a range of almost two years: %v, want refused", err)
+	}
+	for param, p := range map[string]audit.Params{
+		"startDate": {StartDate: "2026-12-02", EndDate: "2026-12-01"},
+		"endDate":   {EndDate: "tomorrow"},
+		"type":      {Type: "api:nope"},
+		"severity":  {Severity: "loud"},
+		"limit":     {Limit: "1e3"},
+		"cursor":    {Cursor: "djE6eCN5"}, // "v1:x#y": right shape, no time
+		"search":    {Search: strings.Repeat("x", 201)},
+	} {
+		var f *fault.Error
+		if _, err := audit.Parse(p, now); !errors.As(err, &f) || f.Param != param {
+			t.Errorf("%+v: %v, want a fault naming %s", p, err, param)
+		}
+	}
+}

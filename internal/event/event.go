@@ -1,0 +1,238 @@
+// Package event is the gateway's event envelope and catalog: what happened (a failover, a limit
+// reached, an admin change, a breaker opening), in one stable, versioned shape that EventBridge
+// subscribers, webhook receivers and the audit log all read. It knows nothing of where events go;
+// a Publisher carries them there.
+package event
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/fault"
+)
+
+// Version is the envelope and data version. Adding an optional field keeps it; removing or
+// renaming one, or changing a field's meaning, bumps it.
+const Version = "1"
+
+// Type names what happened, e.g. "api:model_failover".
+type Type string
+
+// The catalog. Webhook endpoints subscribe to these names (or "*"); EventBridge rules match them
+// as detail-type.
+const (
+	ModelFailover Type = "api:model_failover"
+	LimitReached  Type = "api:limit_reached"
+	WebhookTest   Type = "webhook:test"
+
+	AdminAPIKeyCreated        Type = "admin:api_key_created"
+	AdminAPIKeyUpdated        Type = "admin:api_key_updated"
+	AdminAPIKeyRevoked        Type = "admin:api_key_revoked"
+	AdminWebhookCreated       Type = "admin:webhook_created"
+	AdminWebhookUpdated       Type = "admin:webhook_updated"
+	AdminWebhookDeleted       Type = "admin:webhook_deleted"
+	AdminWebhookSecretRotated Type = "admin:webhook_secret_rotated"
+	AdminUserUpdated          Type = "admin:user_updated"
+
+	CircuitBreakerOpened Type = "circuit_breaker:opened"
+	CircuitBreakerClosed Type = "circuit_breaker:closed"
+)
+
+// Catalog lists every event type, in a stable order.
+func Catalog() []Type {
+	return []Type{ModelFailover, LimitReached, WebhookTest,
+		AdminAPIKeyCreated, AdminAPIKeyUpdated, AdminAPIKeyRevoked,
+		AdminWebhookCreated, AdminWebhookUpdated, AdminWebhookDeleted, AdminWebhookSecretRotated,
+		AdminUserUpdated, CircuitBreakerOpened, CircuitBreakerClosed}
+}
+
+// Known reports whether t is in the catalog.
+func Known(t Type) bool { return slices.Contains(Catalog(), t) }
+
+// IsAdmin reports whether t records an administrator's change.
+func (t Type) IsAdmin() bool { return strings.HasPrefix(string(t), "admin:") }
+
+// Event is the envelope: the body of a webhook delivery and the detail of an EventBridge event.
+type Event struct {
+	ID      string          `json:"id"` // "evt_" + 32 hex digits; unique, stable across redeliveries
+	Type    Type            `json:"type"`
+	Version string          `json:"version"`
+	Created time.Time       `json:"created"` // RFC 3339, UTC
+	Data    json.RawMessage `json:"data"`
+}
+
+// NewID returns a fresh event id.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return "evt_" + hex.EncodeToString(b[:])
+}
+
+// New wraps data (marshalled to JSON) in an envelope of type t created at now.
+func New(t Type, data any, now time.Time) (Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("event: encoding %s data: %w", t, err)
+	}
+	return Event{ID: NewID(), Type: t, Version: Version, Created: now.UTC(), Data: raw}, nil
+}
+
+// of builds an event from data whose JSON encoding cannot fail (strings, numbers, times).
+func of(t Type, data any, now time.Time) Event {
+	e, _ := New(t, data, now) // plain structs of scalars always encode
+	return e
+}
+
+// orNow is t in UTC, or now when t is unset.
+func orNow(t, now time.Time) time.Time {
+	if t.IsZero() {
+		t = now
+	}
+	return t.UTC()
+}
+
+// Subject is who an event is about; every data shape carries it so consumers (the audit log)
+// read it without knowing the type.
+type Subject struct {
+	UserID    string `json:"userId,omitempty"`
+	APIKeyID  string `json:"apiKeyId,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// Failover is the data of api:model_failover: one transition, failedModel failed and nextModel
+// is tried next.
+type Failover struct {
+	FailedModel string `json:"failedModel"`
+	Reason      string `json:"reason"` // the chain's classification, e.g. "rate_limited", "timeout"
+	NextModel   string `json:"nextModel"`
+	LatencyMs   int64  `json:"latencyMs"` // how long the failed attempt took
+	Subject
+	Time time.Time `json:"time"` // when the attempt failed
+}
+
+// ModelFailoverEvent returns the api:model_failover event for f.
+func ModelFailoverEvent(f Failover, now time.Time) Event {
+	f.Time = orNow(f.Time, now)
+	return of(ModelFailover, f, now)
+}
+
+// Limit is the data of api:limit_reached.
+type Limit struct {
+	Limit string `json:"limit"` // "requests_per_minute", "requests_per_hour", "daily", "monthly", "points", "budget"
+	// Max is the configured limit, when it is a count.
+	Max       int64     `json:"max,omitempty"`
+	ResetTime time.Time `json:"resetTime,omitzero"`
+	Endpoint  string    `json:"endpoint,omitempty"` // the route that was refused, e.g. "/v1/chat/completions"
+	Subject
+	Time time.Time `json:"time"`
+}
+
+// LimitReachedEvent returns the api:limit_reached event for l.
+func LimitReachedEvent(l Limit, now time.Time) Event {
+	l.Time = orNow(l.Time, now)
+	l.ResetTime = l.ResetTime.UTC()
+	return of(LimitReached, l, now)
+}
+
+// Test is the data of webhook:test.
+type Test struct {
+	EndpointID string `json:"endpointId"`
+	Message    string `json:"message"`
+	Subject
+}
+
+// WebhookTestEvent returns the webhook:test event sent to one endpoint.
+func WebhookTestEvent(endpointID string, by Subject, now time.Time) Event {
+	return of(WebhookTest, Test{EndpointID: endpointID, Message: "Test event from SecureAI Gateway", Subject: by}, now)
+}
+
+// Admin is the data of admin:* events: who changed what, and the record before and after. Before
+// and After are public views: they never hold a secret (a key's hash, a webhook's whsec_).
+type Admin struct {
+	Action string          `json:"action"` // "create", "update", "delete", "revoke", "rotate_secret"
+	Target Target          `json:"target"`
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+	Subject
+	Time time.Time `json:"time"`
+}
+
+// Target names the record an admin action changed.
+type Target struct {
+	Kind string `json:"kind"` // "api_key", "webhook", "user"
+	ID   string `json:"id"`
+}
+
+// AdminEvent returns the admin event of type t; before and after are encoded as JSON (nil for
+// none). t must be an admin:* type of the catalog.
+func AdminEvent(t Type, a Admin, before, after any, now time.Time) (Event, error) {
+	if !t.IsAdmin() || !Known(t) {
+		return Event{}, fault.Invalid("type", fmt.Sprintf("event: %q is not an admin event type of the catalog", t))
+	}
+	var err error
+	if a.Before, err = optionalJSON(before); err != nil {
+		return Event{}, fmt.Errorf("event: encoding before of %s: %w", t, err)
+	}
+	if a.After, err = optionalJSON(after); err != nil {
+		return Event{}, fmt.Errorf("event: encoding after of %s: %w", t, err)
+	}
+	a.Time = orNow(a.Time, now)
+	return New(t, a, now)
+}
+
+func optionalJSON(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// Breaker is the data of circuit_breaker:opened and circuit_breaker:closed.
+type Breaker struct {
+	Scope   string `json:"scope"` // "key" or "user"
+	ScopeID string `json:"scopeId"`
+	// Cause is why it changed: "admin" or an automatic trigger such as "policy_violations".
+	Cause string    `json:"cause"`
+	Until time.Time `json:"until,omitzero"` // when an opened breaker closes by itself
+	Subject
+	Time time.Time `json:"time"`
+}
+
+// BreakerEvent returns circuit_breaker:opened (open true) or circuit_breaker:closed.
+func BreakerEvent(open bool, b Breaker, now time.Time) Event {
+	t := CircuitBreakerClosed
+	if open {
+		t = CircuitBreakerOpened
+	}
+	b.Time = orNow(b.Time, now)
+	b.Until = b.Until.UTC()
+	return of(t, b, now)
+}
+
+// SubjectOf reads the Subject every data shape carries.
+func SubjectOf(e Event) Subject {
+	var s Subject
+	_ = json.Unmarshal(e.Data, &s) // data without a subject leaves it empty
+	return s
+}
+
+// Validate checks an envelope that arrived from outside (a queue message): the fields consumers
+// rely on are present and the type is known.
+func (e Event) Validate() error {
+	switch {
+	case !strings.HasPrefix(e.ID, "evt_"):
+		return fault.Invalid("id", fmt.Sprintf("event id %q does not start with evt_", e.ID))
+	case !Known(e.Type):
+		return fault.Invalid("type", fmt.Sprintf("event type %q is not in the catalog", e.Type))
+	case e.Created.IsZero():
+		return fault.Invalid("created", "event has no created time")
+	case len(e.Data) == 0 || e.Data[0] != '{':
+		return fault.Invalid("data", "event data is not a JSON object")
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package event_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/secureai-gateway/gateway/internal/event"
+)
+
+// schemaDir holds the published schemas EventBridge subscribers and webhook receivers code against.
+const schemaDir = "../../docs/events"
+
+func schemaFile(t event.Type) string {
+	return filepath.Join(schemaDir, strings.ReplaceAll(string(t), ":", ".")+".schema.json")
+}
+
+// emitted returns a real event of every catalog type, as the constructors make them, with every
+// optional field set, so the schemas are checked against everything the gateway can send.
+func emitted(t *testing.T) []event.Event {
+	now := time.Date(2026, 12, 1, 2, 3, 4, 5, time.UTC)
+	sub := event.Subject{UserID: "user_1", APIKeyID: "key_1", RequestID: "req_1"}
+	out := []event.Event{
+		event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limited", NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: sub}, now),
+		event.LimitReachedEvent(event.Limit{Limit: "requests_per_minute", Max: 60, ResetTime: now.Add(time.Minute), Endpoint: "/v1/chat/completions", Subject: sub}, now),
+		event.WebhookTestEvent("wh_1", sub, now),
+		event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "key_1", Cause: "admin", Until: now.Add(time.Hour), Subject: sub}, now),
+		event.BreakerEvent(false, event.Breaker{Scope: "user", ScopeID: "user_1", Cause: "admin", Subject: sub}, now),
+	}
+	for _, typ := range event.Catalog() {
+		if !typ.IsAdmin() {
+			continue
+		}
+		e, err := event.AdminEvent(typ, event.Admin{Action: "update", Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: sub},
+			map[string]any{"enabled": false}, map[string]any{"enabled": true}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestEmittedEventsMatchThePublishedSchemas(t *testing.T) {
+	seen := map[event.Type]bool{}
+	for _, e := range emitted(t) {
+		t.Run(string(e.Type), func(t *testing.T) {
+			seen[e.Type] = true
+			c := jsonschema.NewCompiler()
+			c.Draft = jsonschema.Draft2020
+			c.AssertFormat = true
+			schema, err := c.Compile(schemaFile(e.Type))
+			if err != nil {
+				t.Fatalf("schema for %s: %v", e.Type, err)
+			}
+			raw, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(v); err != nil {
+				t.Errorf("%s does not match its schema: %v\n%s", e.Type, err, raw)
+			}
+			// The check is live: a wrong type fails the same schema.
+			v.(map[string]any)["data"].(map[string]any)["unexpected"] = 1
+			if schema.Validate(v) == nil {
+				t.Error("the schema accepts a field it does not describe")
+			}
+		})
+	}
+	for _, typ := range event.Catalog() {
+		if !seen[typ] {
+			t.Errorf("catalog type %s is never emitted by this test", typ)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
+	if len(files) != len(event.Catalog()) {
+		t.Errorf("%d schema files for %d catalog types", len(files), len(event.Catalog()))
+	}
+}
+
+// The sample event in the docs is a real event of its type.
+func TestSampleEventMatchesItsSchema(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(schemaDir, "sample-eventbridge-event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		DetailType string `json:"detail-type"`
+		Detail     any    `json:"detail"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := jsonschema.Compile(schemaFile(event.Type(env.DetailType)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(env.Detail); err != nil {
+		t.Errorf("sample detail: %v", err)
+	}
+}

@@ -1,0 +1,116 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/secureai-gateway/gateway/internal/event"
+)
+
+// deliveryNamespace makes delivery ids name-based: the same (event, endpoint) always gets the same
+// id, so a fan-out that runs twice (a redelivered queue message) does not mint a second delivery.
+var deliveryNamespace = uuid.MustParse("6f1d8a52-3c0e-4b7a-9d55-2a4c1e0b7f39")
+
+// DeliveryID returns the delivery id of ev to endpointID: a UUID, the same on every retry.
+func DeliveryID(eventID, endpointID string) string {
+	return uuid.NewSHA1(deliveryNamespace, []byte(eventID+"\x00"+endpointID)).String()
+}
+
+// Delivery is one event going to one endpoint; it is the message that waits in a queue between
+// attempts.
+type Delivery struct {
+	ID         string      `json:"deliveryId"`
+	EndpointID string      `json:"endpointId"`
+	Attempt    int         `json:"attempt"` // 1-based number of the attempt this message is for
+	Event      event.Event `json:"event"`
+}
+
+// Attempt is the record of one delivery attempt, kept per endpoint for admins.
+type Attempt struct {
+	EndpointID string     `json:"endpointId"`
+	DeliveryID string     `json:"deliveryId"`
+	EventID    string     `json:"eventId"`
+	EventType  event.Type `json:"eventType"`
+	Attempt    int        `json:"attempt"`
+	Status     string     `json:"status"`               // StatusSucceeded or StatusFailed
+	StatusCode int        `json:"statusCode,omitempty"` // the receiver's answer; 0 when there was none
+	LatencyMs  int64      `json:"latencyMs"`
+	Error      string     `json:"error,omitempty"`
+	At         time.Time  `json:"at"`
+}
+
+// Attempt statuses.
+const (
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// Succeeded reports whether the receiver acknowledged.
+func (a Attempt) Succeeded() bool { return a.Status == StatusSucceeded }
+
+// Poster makes one delivery attempt.
+type Poster struct {
+	Client  *http.Client // from Guard.Client
+	Now     func() time.Time
+	Timeout time.Duration // per attempt; 0 means AttemptTimeout
+}
+
+// Post sends d to ep once. Any 2xx acknowledges; everything else (another status, a refused
+// address, a timeout) is a failed attempt described in the result.
+func (p *Poster) Post(ctx context.Context, ep *Endpoint, d Delivery) Attempt {
+	start := p.Now()
+	a := Attempt{EndpointID: ep.ID, DeliveryID: d.ID, EventID: d.Event.ID, EventType: d.Event.Type,
+		Attempt: d.Attempt, Status: StatusFailed, At: start.UTC()}
+	code, err := p.post(ctx, ep, d, start)
+	a.LatencyMs = p.Now().Sub(start).Milliseconds()
+	a.StatusCode = code
+	switch {
+	case err != nil:
+		a.Error = err.Error()
+	case code >= 200 && code < 300:
+		a.Status = StatusSucceeded
+	default:
+		a.Error = fmt.Sprintf("receiver answered %d", code)
+	}
+	return a
+}
+
+func (p *Poster) post(ctx context.Context, ep *Endpoint, d Delivery, now time.Time) (int, error) {
+	body, err := json.Marshal(d.Event)
+	if err != nil {
+		return 0, fmt.Errorf("encoding the event: %w", err)
+	}
+	sig, err := Sign(ep.Secret, d.ID, now, body)
+	if err != nil {
+		return 0, err
+	}
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = AttemptTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, &ErrURL{URL: ep.URL, Reason: "not a valid request URL", Err: err}
+	}
+	req.Header = sig
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "SecureAI-Gateway-Webhooks/1")
+	req.Header.Set(HeaderEvent, string(d.Event.Type))
+	req.Header.Set(HeaderDelivery, d.ID)
+	resp, err := p.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	// Drain a little so the connection can be reused; the body itself is not needed.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, nil
+}

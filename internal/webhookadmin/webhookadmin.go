@@ -1,0 +1,238 @@
+// Package webhookadmin serves the admin routes of webhooks and the audit log: /admin/webhooks
+// (list with the event catalog, create, read, update, delete, rotate-secret, test, recent
+// deliveries) and GET /admin/audit-logs. It authenticates no one: the server wraps these handlers
+// in its admin check, and errors go through the server's Fail, which renders fault kinds.
+package webhookadmin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/audit"
+	"github.com/secureai-gateway/gateway/internal/emit"
+	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/webhook"
+)
+
+// Handlers holds the routes' dependencies.
+type Handlers struct {
+	Webhooks   webhook.Store
+	Dispatcher *webhook.Dispatcher // sends test deliveries
+	Guard      webhook.URLChecker
+	Audit      audit.Store
+	Events     event.Publisher // admin:webhook_* records
+	// Fail writes err as the API's error response.
+	Fail func(w http.ResponseWriter, r *http.Request, err error)
+	Now  func() time.Time
+}
+
+// Register adds the routes to mux, each handler wrapped by wrap (the admin check).
+func (h *Handlers) Register(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
+	routes := map[string]http.HandlerFunc{
+		"GET /admin/webhooks":                     h.list,
+		"POST /admin/webhooks":                    h.create,
+		"GET /admin/webhooks/{id}":                h.get,
+		"PATCH /admin/webhooks/{id}":              h.update,
+		"DELETE /admin/webhooks/{id}":             h.delete,
+		"POST /admin/webhooks/{id}/rotate-secret": h.rotate,
+		"POST /admin/webhooks/{id}/test":          h.test,
+		"GET /admin/webhooks/{id}/deliveries":     h.deliveries,
+		"GET /admin/audit-logs":                   h.auditLogs,
+	}
+	for pattern, fn := range routes {
+		mux.Handle(pattern, wrap(fn))
+	}
+}
+
+// maxBody bounds an admin request body.
+const maxBody = 64 << 10
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func decode(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return fault.New(fault.InvalidRequest, "Invalid request", "could not read the request body").Wrap(err)
+	}
+	if len(body) > maxBody {
+		return fault.New(fault.TooLarge, "Request too large", fmt.Sprintf("request body is larger than %d bytes", maxBody))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fault.Invalid("body", "request body is not valid JSON for this route: "+err.Error())
+	}
+	return nil
+}
+
+// record publishes the admin event of a change; before and after are public views.
+func (h *Handlers) record(r *http.Request, t event.Type, action, id string, before, after any) {
+	now := h.Now()
+	ev, err := event.AdminEvent(t, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: id}, Subject: emit.Subject(r.Context()), Time: now}, before, after, now)
+	if err != nil {
+		return // the types here are all admin types of the catalog
+	}
+	h.Events.Publish(r.Context(), ev)
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+	eps, err := h.Webhooks.Endpoints(r.Context())
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	out := make([]webhook.Endpoint, 0, len(eps))
+	for _, e := range eps {
+		out = append(out, e.Public())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhooks": out, "eventCatalog": event.Catalog()})
+}
+
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
+	var in webhook.Input
+	if err := decode(r, &in); err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	ep, err := webhook.Create(r.Context(), in, h.Guard, h.Now())
+	if err == nil {
+		err = h.Webhooks.CreateEndpoint(r.Context(), ep)
+	}
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	h.record(r, event.AdminWebhookCreated, "create", ep.ID, nil, ep.Public())
+	// The only response, with rotate-secret's, that carries the secret.
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "webhook": ep})
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
+	ep, err := h.Webhooks.Endpoint(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
+}
+
+func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
+	var in webhook.Input
+	if err := decode(r, &in); err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	if err := in.CheckURL(r.Context(), h.Guard); err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	var before webhook.Endpoint
+	ep, err := h.Webhooks.UpdateEndpoint(r.Context(), r.PathValue("id"), func(e *webhook.Endpoint) error {
+		before = e.Public()
+		return e.Apply(in, h.Now())
+	})
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	h.record(r, event.AdminWebhookUpdated, "update", ep.ID, before, ep.Public())
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
+}
+
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	before, err := h.Webhooks.Endpoint(r.Context(), id)
+	if err == nil {
+		err = h.Webhooks.DeleteEndpoint(r.Context(), id)
+	}
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	h.record(r, event.AdminWebhookDeleted, "delete", id, before.Public(), nil)
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "deleted": id})
+}
+
+func (h *Handlers) rotate(w http.ResponseWriter, r *http.Request) {
+	ep, err := h.Webhooks.UpdateEndpoint(r.Context(), r.PathValue("id"), func(e *webhook.Endpoint) error {
+		e.Secret = webhook.NewSecret()
+		e.UpdatedAt = h.Now().UTC()
+		return nil
+	})
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	h.record(r, event.AdminWebhookSecretRotated, "rotate_secret", ep.ID, nil, nil)
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep})
+}
+
+func (h *Handlers) test(w http.ResponseWriter, r *http.Request) {
+	a, err := h.Dispatcher.Test(r.Context(), r.PathValue("id"), emit.Subject(r.Context()), h.Now())
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": a.Succeeded(), "delivery": a})
+}
+
+// deliveriesLimit is how many recent attempts a listing returns unless asked for fewer.
+const deliveriesLimit = 50
+
+func (h *Handlers) deliveries(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	limit := deliveriesLimit
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > webhook.AttemptsKept {
+			h.Fail(w, r, fault.Invalid("limit", fmt.Sprintf("limit must be an integer from 1 to %d", webhook.AttemptsKept)))
+			return
+		}
+		limit = n
+	}
+	if _, err := h.Webhooks.Endpoint(r.Context(), id); err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	as, err := h.Webhooks.Attempts(r.Context(), id, limit)
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	if as == nil {
+		as = []webhook.Attempt{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "deliveries": as})
+}
+
+func (h *Handlers) auditLogs(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	q, err := audit.Parse(audit.Params{StartDate: v.Get("startDate"), EndDate: v.Get("endDate"), Type: v.Get("type"),
+		Severity: v.Get("severity"), UserID: v.Get("userId"), APIKeyID: v.Get("apiKeyId"), Search: v.Get("search"),
+		Limit: v.Get("limit"), Cursor: v.Get("cursor")}, h.Now())
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	page, err := h.Audit.Query(r.Context(), q)
+	if err != nil {
+		h.Fail(w, r, err)
+		return
+	}
+	if page.Entries == nil {
+		page.Entries = []audit.Entry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "logs": page.Entries,
+		"pagination": map[string]any{"limit": q.Limit, "nextCursor": page.Next, "hasMore": page.Next != ""},
+		"filters":    map[string]any{"startDate": q.Start, "endDate": q.End}})
+}
