@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/boltstore"
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
@@ -50,9 +49,12 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: os.Getenv, Keys: store, Log: log,
-		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond},
-		Idempotency: store})
+	deps, wait, err := local(ctx, env, cat, store, log)
+	if err != nil {
+		return err
+	}
+	defer wait()
+	gw, err := gateway.New(deps)
 	if err != nil {
 		return err
 	}

@@ -6,23 +6,10 @@ package emit
 
 import (
 	"context"
-	"time"
 
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
-
-// Failovers returns a chain.Engine OnFailover function publishing to p.
-func Failovers(p event.Publisher, now func() time.Time) func(context.Context, chain.Transition) {
-	return func(ctx context.Context, t chain.Transition) {
-		at := now()
-		p.Publish(ctx, event.ModelFailoverEvent(event.Failover{
-			FailedModel: t.Failed, Reason: string(t.Reason), NextModel: t.Next, LatencyMs: t.Latency.Milliseconds(),
-			Subject: Subject(ctx), Time: at,
-		}, at))
-	}
-}
 
 // Subject is the caller of the request ctx belongs to, as events name it.
 func Subject(ctx context.Context) event.Subject {

@@ -61,7 +61,8 @@ var (
 	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
 )
 
-// NewAdmin builds /admin/api-keys…, /admin/users/{id} and /admin/circuit-breakers…: admin keys
+// NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…
+// and /admin/audit-logs (each where its store is configured): admin keys
 // only (401 anonymous, 403 "Access denied" for a normal key), classic envelope.
 func NewAdmin(d Deps) http.Handler {
 	d = d.withDefaults()
@@ -77,6 +78,10 @@ func NewAdmin(d Deps) http.Handler {
 		mux.HandleFunc("GET /admin/circuit-breakers", a.List)
 		mux.HandleFunc("POST /admin/circuit-breakers", a.Open)
 		mux.HandleFunc("DELETE /admin/circuit-breakers/{subjectType}/{subjectId}", a.Close)
+	}
+	if d.Webhooks != nil {
+		d.Webhooks.Fail = classicapi.Render
+		d.Webhooks.Register(mux, func(h http.Handler) http.Handler { return h })
 	}
 	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
 	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP)

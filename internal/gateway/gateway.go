@@ -28,6 +28,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 )
 
 // Factories are the provider wire types the gateway speaks.
@@ -67,6 +68,8 @@ type Deps struct {
 	Receipts    receipt.Store
 	KeyAdmin    *keyadmin.Service
 	KeyCacheTTL time.Duration // how long a warm function may keep a key it read (told to admins)
+	// Webhooks serves /admin/webhooks… and /admin/audit-logs; nil where events are not kept.
+	Webhooks *webhookadmin.Handlers
 }
 
 func (d Deps) withDefaults() Deps {
@@ -128,7 +131,7 @@ func New(d Deps) (*Gateway, error) {
 	g.mount(openAIChat(d, svc, guard), openAIChatRoutes)
 	g.mount(classicChat(d, svc, guard), classicChatRoutes)
 	g.mount(policyCheck(d, svc), policyCheckRoutes)
-	if d.KeyAdmin != nil || d.Breakers != nil {
+	if d.KeyAdmin != nil || d.Breakers != nil || d.Webhooks != nil {
 		g.mount(NewAdmin(d), adminRoutes)
 	}
 	if d.KeyAdmin != nil {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/emit"
+	"github.com/secureai-gateway/gateway/internal/entitlement"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/keycache"
+	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/localevents"
+	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/webhook"
+)
+
+// local assembles every feature on the embedded store: keys behind an in-process cache that an
+// admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
+// billing, circuit breakers, the signing keyset, receipts, and the in-process event pipeline that
+// delivers webhooks and writes the audit log. wait stops the background work and returns once it
+// has (the last counts saved, pending events handed on).
+func local(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
+	allowPrivate, err := webhook.AllowPrivate(os.Getenv(webhook.EnvAllowPrivate), true)
+	if err != nil {
+		return d, nil, err
+	}
+	if allowPrivate {
+		log.Info("webhooks may target private and loopback addresses (local default; " + webhook.EnvAllowPrivate + "=false refuses them)")
+	}
+	events := localevents.New(store, allowPrivate, log)
+	breakerCfg, err := breaker.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return d, nil, err
+	}
+	keyset, err := signing.Ensure(ctx, store, time.Now())
+	if err != nil {
+		return d, nil, err
+	}
+	signer, err := signing.NewSigner(keyset, entitlement.Type, receipt.Type)
+	if err != nil {
+		return d, nil, err
+	}
+	counts := limits.NewMemory()
+	if err := counts.Restore(ctx, store, time.Now()); err != nil {
+		return d, nil, err
+	}
+	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
+	policies, err := gateway.Policies(cat)
+	if err != nil {
+		return d, nil, err
+	}
+	biller := &billing.Biller{Store: store}
+
+	var bg sync.WaitGroup
+	bgCtx, stop := context.WithCancel(ctx)
+	bg.Go(func() { counts.PersistEvery(bgCtx, store, limits.DefaultPersistInterval, time.Now, log) })
+	bg.Go(func() { events.Run(bgCtx) })
+	wait = func() {
+		stop()
+		bg.Wait()
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = events.Publisher.Flush(flush)
+	}
+
+	return gateway.Deps{
+		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
+		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
+		Idempotency: store,
+		Observer:    emit.Observer{Publisher: events.Publisher, Now: time.Now},
+		Limits:      &limits.Limiter{Counter: counts},
+		Billing:     biller,
+		Breakers:    breaker.New(store, breakerCfg, emit.Breakers(events.Publisher)),
+		Signer:      signer,
+		Receipts:    store,
+		KeyAdmin: &keyadmin.Service{Keys: store, Users: store,
+			ModelExists:  func(name string) bool { _, ok := cat.Models[name]; return ok },
+			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
+			Audit:        emit.AdminChanges(events.Publisher, time.Now, log),
+			Invalidate:   keys.Invalidate},
+		KeyCacheTTL: 0, // the local server's cache is invalidated at once
+		Webhooks:    events.Admin(nil),
+	}, wait, nil
+}

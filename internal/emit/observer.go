@@ -1,0 +1,106 @@
+package emit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/limits"
+)
+
+// Observer publishes what completions do: one api:model_failover per transition, published at
+// once so the next attempt never waits for it, and api:limit_reached when a key's request limit
+// refused a request. It is the completion service's Observer.
+type Observer struct {
+	Publisher event.Publisher
+	Now       func() time.Time
+}
+
+// FailedOver implements completion.Observer.
+func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
+	at := o.Now()
+	s := Subject(ctx)
+	s.RequestID = f.RequestID
+	if f.Key != nil {
+		s.UserID, s.APIKeyID = f.Key.UserID, f.Key.ID
+	}
+	o.Publisher.Publish(ctx, event.ModelFailoverEvent(event.Failover{
+		FailedModel: f.Failed, Reason: string(f.Reason), NextModel: f.Next, LatencyMs: f.Latency.Milliseconds(), Subject: s, Time: at,
+	}, at))
+}
+
+// endpoints names each surface's route in limit events.
+var endpoints = map[string]string{"openai": "/v1/chat/completions", "classic": "/chat/completions"}
+
+// Finished implements completion.Observer.
+func (o Observer) Finished(ctx context.Context, out completion.Outcome) {
+	var ex *limits.Exceeded
+	if out.Kind != fault.RateLimited || !errors.As(out.Err, &ex) {
+		return
+	}
+	at := o.Now()
+	s := Subject(ctx)
+	o.Publisher.Publish(ctx, event.LimitReachedEvent(event.Limit{
+		Limit: limitName(ex.Period), Max: int64(ex.Limit), ResetTime: ex.ResetTime, Endpoint: endpoints[out.Surface], Subject: s, Time: at,
+	}, at))
+}
+
+func limitName(p limits.Period) string {
+	switch p {
+	case limits.Minute:
+		return "requests_per_minute"
+	case limits.Hour:
+		return "requests_per_hour"
+	case limits.Day:
+		return "daily"
+	}
+	return "monthly"
+}
+
+// adminTypes are the events of keyadmin's actions.
+var adminTypes = map[string]event.Type{
+	"api_key.create": event.AdminAPIKeyCreated, "api_key.update": event.AdminAPIKeyUpdated,
+	"api_key.revoke": event.AdminAPIKeyRevoked, "user.create": event.AdminUserUpdated, "user.update": event.AdminUserUpdated,
+}
+
+// AdminChanges returns keyadmin's Audit hook: each change of a key or a user becomes an admin
+// event (its before and after carry no secret: keyadmin never puts one there).
+func AdminChanges(p event.Publisher, now func() time.Time, log *slog.Logger) func(context.Context, keyadmin.AdminChange) {
+	return func(ctx context.Context, c keyadmin.AdminChange) {
+		t, ok := adminTypes[c.Action]
+		if !ok {
+			log.WarnContext(ctx, "admin change without an event type", "action", c.Action)
+			return
+		}
+		kind, verb, _ := strings.Cut(c.Action, ".")
+		s := Subject(ctx)
+		s.RequestID = c.RequestID
+		at := now()
+		ev, err := event.AdminEvent(t, event.Admin{Action: verb, Target: event.Target{Kind: kind, ID: c.Target}, Subject: s, Time: at}, c.Before, c.After, at)
+		if err != nil {
+			log.ErrorContext(ctx, "admin event not published", "action", c.Action, "err", err)
+			return
+		}
+		p.Publish(ctx, ev)
+	}
+}
+
+// Breakers returns the circuit breakers' audit hook: each opening and closing is an event.
+func Breakers(p event.Publisher) func(context.Context, breaker.Event) {
+	return func(ctx context.Context, e breaker.Event) {
+		cause := "admin"
+		if !strings.HasPrefix(e.Actor, "admin:") {
+			cause = e.Actor
+		}
+		p.Publish(ctx, event.BreakerEvent(e.Action == "open", event.Breaker{
+			Scope: e.State.Subject.Kind, ScopeID: e.State.Subject.ID, Cause: cause, Until: e.State.Until, Subject: Subject(ctx), Time: e.At,
+		}, e.At))
+	}
+}
