@@ -49,7 +49,7 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	deps, wait, err := local(ctx, env, cat, store, log)
+	deps, wait, err := gateway.Local(ctx, env, cat, store, log)
 	if err != nil {
 		return err
 	}

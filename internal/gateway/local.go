@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/limits"
@@ -24,12 +23,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
-// local assembles every feature on the embedded store: keys behind an in-process cache that an
+// Local assembles every feature on the embedded store: keys behind an in-process cache that an
 // admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
 // billing, circuit breakers, the signing keyset, receipts, and the in-process event pipeline that
 // delivers webhooks and writes the audit log. wait stops the background work and returns once it
 // has (the last counts saved, pending events handed on).
-func local(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
+func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d Deps, wait func(), err error) {
 	allowPrivate, err := webhook.AllowPrivate(os.Getenv(webhook.EnvAllowPrivate), true)
 	if err != nil {
 		return d, nil, err
@@ -55,7 +54,7 @@ func local(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bo
 		return d, nil, err
 	}
 	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
-	policies, err := gateway.Policies(cat)
+	policies, err := Policies(cat)
 	if err != nil {
 		return d, nil, err
 	}
@@ -73,7 +72,7 @@ func local(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bo
 		_ = events.Publisher.Flush(flush)
 	}
 
-	return gateway.Deps{
+	return Deps{
 		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
 		Idempotency: store,
