@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
@@ -97,6 +98,7 @@ type problem struct {
 	Error     string          `json:"error"`
 	Message   string          `json:"message"`
 	RequestID string          `json:"request_id"`
+	ResetTime *time.Time      `json:"reset_time,omitempty"` // when the limit that refused resets
 	Attempts  []chain.Attempt `json:"attempts,omitempty"`
 }
 
@@ -126,7 +128,12 @@ func Describe(err error) (status int, title, message string) {
 // attempts?}. It has httpapi.Render's signature so authentication errors use it too.
 func Render(w http.ResponseWriter, r *http.Request, err error) {
 	_, title, message := Describe(err)
-	httpapi.WriteError(w, r, fault.From(err), problem{Error: title, Message: message, RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)})
+	f := fault.From(err)
+	p := problem{Error: title, Message: message, RequestID: identity.RequestID(r.Context()), Attempts: chain.AttemptsOf(err)}
+	if !f.ResetAt.IsZero() {
+		p.ResetTime = &f.ResetAt
+	}
+	httpapi.WriteError(w, r, f, p)
 }
 
 var _ httpapi.Render = Render

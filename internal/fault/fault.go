@@ -95,6 +95,9 @@ type Error struct {
 	Type string
 	// RetryAfter says when the caller may try again (sent as Retry-After).
 	RetryAfter time.Duration
+	// ResetAt is when the limit that refused the request resets (the classic envelope's
+	// reset_time); zero when no limit did.
+	ResetAt time.Time
 	// Status overrides the surface's status for the kind; only UpstreamRejected uses it (the
 	// provider's own 4xx is passed on).
 	Status int

@@ -149,8 +149,9 @@ func (l *Limiter) Admit(ctx context.Context, key *apikey.Key, now time.Time) err
 	msg := fmt.Sprintf("This API key may make %d requests per %s; the limit resets at %s",
 		w.Limit, w.Period, ex.ResetTime.Format(time.RFC3339))
 	retry := time.Duration(math.Ceil(ex.ResetTime.Sub(now).Seconds())) * time.Second
-	return fault.New(fault.RateLimited, title, msg).WithCode("rate_limit_exceeded").
-		WithRetryAfter(max(retry, time.Second)).Wrap(ex)
+	f := fault.New(fault.RateLimited, title, msg).WithCode("rate_limit_exceeded").WithRetryAfter(max(retry, time.Second)).Wrap(ex)
+	f.ResetAt = ex.ResetTime
+	return f
 }
 
 // WindowUsage is one window as GET /usage shows it.
