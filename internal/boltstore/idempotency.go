@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,34 @@ func (e *idemEntry) live(now time.Time) bool {
 		return now.Before(e.ExpiresAt)
 	}
 	return now.Before(e.LeaseUntil)
+}
+
+// releaseDeadClaims deletes every pending claim, run as the file is opened. bbolt's file lock lets
+// one process at a time open the store, so a claim found then was left by a process that died
+// mid-request (SIGKILL, power loss): its retry must run at once, not wait out the lease and then
+// be refused. Finished records are kept.
+func releaseDeadClaims(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketIdem)
+	var dead [][]byte
+	err := b.ForEach(func(k, raw []byte) error {
+		var e idemEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("boltstore: corrupt idempotency record: %w", err)
+		}
+		if !e.Done {
+			dead = append(dead, bytes.Clone(k)) // deleting while iterating would skip entries
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func idemKey(scope, key string) []byte { return []byte(scope + "\x00" + key) }

@@ -44,7 +44,7 @@ func Open(path string) (*Store, error) {
 				return err
 			}
 		}
-		return nil
+		return releaseDeadClaims(tx)
 	})
 	if err != nil {
 		db.Close()

@@ -22,8 +22,14 @@ type Guard struct {
 	Store Store
 	TTL   time.Duration // how long results are kept; default TTL
 	// Lease is how long a claim holds before a crashed claimant's key may be taken over. It must
-	// outlast the longest request, or a slow request could run twice.
+	// outlast the longest request, or a slow request could run twice. A claimant whose context has
+	// a deadline claims only until that deadline: it cannot run past it, so a claim that outlived
+	// it could only lock the key after a crash (a Lambda killed mid-request frees its key when its
+	// invocation would have ended).
 	Lease time.Duration
+	// AnswerMargin is how long before its own deadline a waiting repeat stops waiting, so its 409
+	// still reaches the caller (a Lambda cannot answer after its deadline); default 1 s.
+	AnswerMargin time.Duration
 	Now   func() time.Time // default time.Now
 	// PollMin and PollMax bound the waiter's backoff; defaults 20 ms and 500 ms.
 	PollMin, PollMax time.Duration
@@ -71,13 +77,23 @@ type Ticket struct {
 
 // Begin claims key for the request hashed as hash. It returns a Ticket when the caller should run
 // the request, or the Record to replay. A repeat arriving while the first runs waits for it,
-// polling the store (as a DynamoDB deployment must: the waiter may be another Lambda) until ctx ends.
+// polling the store (as a DynamoDB deployment must: the waiter may be another Lambda), and gives
+// up with an *InProgressError AnswerMargin before ctx's deadline, or when ctx ends.
 func (g *Guard) Begin(ctx context.Context, scope, key, hash string) (*Ticket, *Record, error) {
 	token := newToken()
 	wait := g.pollMin()
+	// Remaining times are measured on the real clock (a context deadline is one) and applied to
+	// g.now, so a test clock and a real deadline compose.
+	deadline, hasDeadline := ctx.Deadline()
 	for {
 		now := g.now()
-		c, err := g.Store.Claim(ctx, scope, key, Pending{RequestHash: hash, Token: token, Now: now, LeaseUntil: now.Add(g.lease())})
+		lease := g.lease()
+		var left time.Duration
+		if hasDeadline {
+			left = time.Until(deadline)
+			lease = max(min(lease, left), 0)
+		}
+		c, err := g.Store.Claim(ctx, scope, key, Pending{RequestHash: hash, Token: token, Now: now, LeaseUntil: now.Add(lease)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
@@ -89,6 +105,13 @@ func (g *Guard) Begin(ctx context.Context, scope, key, hash string) (*Ticket, *R
 			return &Ticket{g: g, scope: scope, key: key, token: token, hash: hash}, nil, nil
 		case Completed:
 			return nil, c.Record, nil
+		}
+		if hasDeadline {
+			// Waiting on would leave no time to answer: say so now, while the caller can hear it.
+			if left -= g.answerMargin(); left <= 0 {
+				return nil, nil, &InProgressError{Key: key}
+			}
+			wait = min(wait, left)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -129,6 +152,9 @@ func (g *Guard) now() time.Time {
 
 func (g *Guard) ttl() time.Duration   { return orDefault(g.TTL, TTL) }
 func (g *Guard) lease() time.Duration { return orDefault(g.Lease, 10*time.Minute) }
+func (g *Guard) answerMargin() time.Duration {
+	return orDefault(g.AnswerMargin, time.Second)
+}
 func (g *Guard) pollMin() time.Duration {
 	return orDefault(g.PollMin, 20*time.Millisecond)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 )
 
@@ -120,6 +121,43 @@ func TestGuardWaiterGivesUpWithItsContext(t *testing.T) {
 	var ip *idempotency.InProgressError
 	if _, _, err := g.Begin(ctx, "key_1", "k", "h"); !errors.As(err, &ip) {
 		t.Fatalf("err = %v, want InProgressError", err)
+	}
+}
+
+// A waiter with a deadline answers while it still can: it returns before its context ends, with
+// the 409 and Retry-After the surfaces render.
+func TestGuardWaiterAnswersBeforeItsDeadline(t *testing.T) {
+	g, _ := newGuard(t)
+	g.AnswerMargin = 50 * time.Millisecond
+	if _, _, err := g.Begin(context.Background(), "key_1", "k", "h"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	_, _, err := g.Begin(ctx, "key_1", "k", "h")
+	var ip *idempotency.InProgressError
+	if !errors.As(err, &ip) {
+		t.Fatalf("err = %v, want InProgressError", err)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the waiter returned after its deadline (%v); its answer could not be sent", ctx.Err())
+	}
+	if f := ip.Fault(); f.K != fault.Conflict || f.RetryAfter <= 0 {
+		t.Errorf("fault = %v, Retry-After %v; want a conflict (409) with Retry-After", f.K, f.RetryAfter)
+	}
+}
+
+// A waiter with less time left than the margin does not poll at all.
+func TestGuardWaiterWithNoTimeLeftAnswersAtOnce(t *testing.T) {
+	g, _ := newGuard(t)
+	if _, _, err := g.Begin(context.Background(), "key_1", "k", "h"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond) // under the 1 s default margin
+	defer cancel()
+	var ip *idempotency.InProgressError
+	if _, _, err := g.Begin(ctx, "key_1", "k", "h"); !errors.As(err, &ip) || ctx.Err() != nil {
+		t.Fatalf("err = %v (ctx %v), want InProgressError before the deadline", err, ctx.Err())
 	}
 }
 

@@ -112,6 +112,21 @@ func RunIdempotency(t *testing.T, newStore func(t *testing.T) idempotency.Store)
 		}
 	})
 
+	t.Run("a claim's lease ends at the claimant's deadline", func(t *testing.T) {
+		s := newStore(t)
+		// The guard's lease is an hour, but the claimant can run only a minute: were it to
+		// crash, the key is free when its minute is up, not an hour later.
+		now := t0
+		g := &idempotency.Guard{Store: s, Lease: time.Hour, Now: func() time.Time { return now }}
+		claimant, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if tk, _, err := g.Begin(claimant, "k1", "a", "h"); err != nil || tk == nil {
+			t.Fatalf("Begin = %v, %v; want a ticket", tk, err)
+		}
+		mustClaim(t, s, "k1", "a", pending("h", "t2", t0.Add(58*time.Second)), idempotency.InProgress)
+		mustClaim(t, s, "k1", "a", pending("h", "t3", t0.Add(time.Minute)), idempotency.Owned)
+	})
+
 	t.Run("only the holder completes or releases", func(t *testing.T) {
 		s := newStore(t)
 		if err := s.Release(ctx, "k1", "a", "t1"); !errors.Is(err, idempotency.ErrNotOwner) {
