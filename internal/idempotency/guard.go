@@ -30,7 +30,7 @@ type Guard struct {
 	// AnswerMargin is how long before its own deadline a waiting repeat stops waiting, so its 409
 	// still reaches the caller (a Lambda cannot answer after its deadline); default 1 s.
 	AnswerMargin time.Duration
-	Now   func() time.Time // default time.Now
+	Now          func() time.Time // default time.Now
 	// PollMin and PollMax bound the waiter's backoff; defaults 20 ms and 500 ms.
 	PollMin, PollMax time.Duration
 }
