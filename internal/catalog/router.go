@@ -17,6 +17,8 @@ type Route struct {
 	Provider provider.Provider
 	// Entitled says the provider opted in to receive each attempt's entitlement token.
 	Entitled bool
+	// Wire is the provider's wire format ("openai", "anthropic", "gemini", "bedrock").
+	Wire string
 }
 
 // ModelError says why a model cannot be used: unknown to the catalog, or its provider lacks a
@@ -132,5 +134,6 @@ func (r *Router) Route(model string) (Route, error) {
 	if !ok {
 		return Route{}, &ModelError{Model: model, Unavailable: true, Detail: r.unavailable[m.Provider]}
 	}
-	return Route{Model: m, Provider: p, Entitled: r.cat.Providers[m.Provider].ReceiveEntitlement}, nil
+	pc := r.cat.Providers[m.Provider]
+	return Route{Model: m, Provider: p, Entitled: pc.ReceiveEntitlement, Wire: pc.Type}, nil
 }

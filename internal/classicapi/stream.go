@@ -83,6 +83,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool
 			return false
 		}
 	}
+	if st.Resumed() {
+		// The report of the resume, in a metadata frame before [DONE].
+		meta, _ := json.Marshal(metadataFrame{Success: true, ID: a.id, Object: "chat.completion.chunk", Created: a.created,
+			Model: st.Served, Metadata: a.metadata(st.Served, st.Report())})
+		if frame(out, metadataPrefix, meta) != nil {
+			return false
+		}
+	}
 	return out.Done() == nil
 }
 

@@ -92,14 +92,20 @@ type Outcome struct {
 	Policy    policy.Applied
 	Served    string          // the model that answered; "" when none did
 	Usage     *provider.Usage // as the serving provider reported it; nil when it reported none
-	Report    chain.Report
+	// Resumed is the model that continued the stream after Served broke off (on_interrupt:
+	// resume), with what it produced; Usage is then Served's part, estimated from the text it
+	// had delivered.
+	Resumed      string
+	ResumedUsage *provider.Usage
+	Report       chain.Report
 	// BundleID is the serving attempt's entitlement token id ("" when none).
 	BundleID string
 	// Bill is what the served model cost (nil when nothing was billed); BillingErr and
 	// ReceiptErr are failures to bill or to keep the receipt, after the answer was served.
-	Bill       *billing.Bill
-	BillingErr error
-	ReceiptErr error
+	Bill        *billing.Bill
+	ResumedBill *billing.Bill // what the resumed model's part cost
+	BillingErr  error
+	ReceiptErr  error
 	// Err is why the request did not end whole: a refusal, an exhausted chain, an interrupted
 	// stream, or chain.ErrCanceled when the caller went away. nil for a whole answer.
 	Err  error

@@ -192,9 +192,27 @@ func (c *Call) settle(ctx context.Context, o *Outcome) {
 			o.Bill, o.BillingErr = &bill, err
 		}
 	}
+	if o.Resumed != "" && c.svc.Controls.Billing != nil {
+		// The model that continued a broken stream is billed for what it produced, apart.
+		o.ResumedBill, o.BillingErr = c.billResumed(ctx, o)
+	}
 	if o.Served != "" && c.svc.Controls.Receipts != nil && c.BundleID() != "" {
 		_, o.ReceiptErr = c.svc.Controls.Receipts.Issue(ctx, c.receipt(o))
 	}
+}
+
+func (c *Call) billResumed(ctx context.Context, o *Outcome) (*billing.Bill, error) {
+	m := c.models[c.servedIndex(o.Resumed)]
+	r, err := c.svc.Controls.Billing.Reserve(ctx, c.key, []*catalog.Model{m}, c.estimate())
+	if err != nil {
+		return nil, err
+	}
+	var u *billing.Usage
+	if o.ResumedUsage != nil {
+		u = &billing.Usage{InputTokens: o.ResumedUsage.PromptTokens, OutputTokens: o.ResumedUsage.CompletionTokens}
+	}
+	bill, err := r.Settle(ctx, m, u)
+	return &bill, err
 }
 
 func (c *Call) servedIndex(model string) int {

@@ -35,6 +35,11 @@ type Stream struct {
 	err    error // the interruption that ended the stream, once one did
 	whole  bool  // io.EOF was reached
 	closed bool
+
+	// on_interrupt: resume (resume.go); zero unless the plan asks for it.
+	parent  context.Context // the request's context, which a continuation runs under
+	resume  *resumption
+	cancels []context.CancelCauseFunc // continuations' attempt contexts, canceled by Close
 }
 
 // Stream runs the call's chain until one attempt yields its first content token. Until then
@@ -58,7 +63,13 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 	}
 	c.served()
 	st := res.Value
-	st.Served, st.release, st.call, st.report = res.Served, res.Release, c, res.Report
+	st.Served, st.release, st.call, st.report, st.parent = res.Served, res.Release, c, res.Report, ctx
+	if c.Plan.OnInterrupt == chain.InterruptResume {
+		st.resume = &resumption{}
+		for _, p := range st.pending {
+			st.resume.track(p.Data)
+		}
+	}
 	return st, res.Report, nil
 }
 
@@ -127,9 +138,15 @@ func (st *Stream) Next() (provider.Chunk, error) {
 		default:
 			st.err = interruption(err)
 		}
+		if st.resumeOnNext() {
+			return st.Next()
+		}
 		return provider.Chunk{}, st.err
 	}
 	st.track(c)
+	if st.resume != nil {
+		c = st.resume.chunk(c)
+	}
 	return c, nil
 }
 
@@ -163,11 +180,17 @@ func (st *Stream) Close() {
 	}
 	st.up.Close()
 	st.cancel(context.Canceled)
+	for _, cancel := range st.cancels {
+		cancel(context.Canceled)
+	}
 	if st.release != nil {
 		st.release()
 	}
 	if st.call != nil {
 		o := Outcome{Served: st.Served, Usage: st.Usage, Report: st.report, Err: st.err}
+		if r := st.resume; r != nil && r.model != "" {
+			o.Resumed, o.Usage, o.ResumedUsage = r.model, r.firstUsage(st.call), st.Usage
+		}
 		if !st.whole && o.Err == nil {
 			o.Err = chain.ErrCanceled
 		}

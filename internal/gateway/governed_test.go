@@ -90,7 +90,7 @@ func TestEveryAttemptIsAGovernedCall(t *testing.T) {
 		if err := json.Unmarshal([]byte(jwks.Raw), &set); err != nil {
 			t.Fatal(err)
 		}
-		jws, err := jose.ParseSigned(rec.Get("receipt").String(), []jose.SignatureAlgorithm{jose.EdDSA})
+		jws, err := jose.ParseSignedCompact(rec.Get("receipt").String(), []jose.SignatureAlgorithm{jose.EdDSA})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -133,6 +134,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	for {
 		c, err := st.Next()
 		if err == io.EOF {
+			if st.Resumed() && resumedChunk(out, st, secureaiJSON(call, st.Served, st.Report())) != nil {
+				return false
+			}
 			return out.Done() == nil
 		}
 		if err != nil {
@@ -150,6 +154,20 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 		}
 		sec = nil // the report rides on the first chunk only
 	}
+}
+
+// resumedChunk ends a stream another model continued with the report of the resume: one last
+// chunk of the same answer with no choices and the secureai object.
+func resumedChunk(out *httpapi.SSE, st *completion.Stream, sec []byte) error {
+	b, _ := json.Marshal(struct {
+		ID       string          `json:"id"`
+		Object   string          `json:"object"`
+		Created  int64           `json:"created"`
+		Model    string          `json:"model"`
+		Choices  []struct{}      `json:"choices"`
+		Secureai json.RawMessage `json:"secureai"`
+	}{st.ChunkID(), "chat.completion.chunk", time.Now().Unix(), st.Served, []struct{}{}, sec})
+	return out.Data(b)
 }
 
 func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {

@@ -1,0 +1,192 @@
+package completion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// resumption is what on_interrupt: resume needs of a stream: the text the caller has received,
+// whether a tool call was under way, and, once a continuation took over, how to splice its chunks
+// into the same answer (the first chunk's id, no second role delta).
+type resumption struct {
+	text    strings.Builder
+	chunkID string
+	inTool  bool
+	model   string // the model that continued; "" until one did
+	splice  bool
+}
+
+// chunk tracks a chunk on its way to the caller and, after a resume, makes the continuation's
+// chunk one of the same answer.
+func (r *resumption) chunk(c provider.Chunk) provider.Chunk {
+	if r.splice {
+		data, err := sjson.SetBytes(c.Data, "id", r.chunkID)
+		if err == nil {
+			data, err = sjson.DeleteBytes(data, "choices.0.delta.role")
+		}
+		if err == nil {
+			c.Data = data
+		}
+		return c
+	}
+	r.track(c.Data)
+	return c
+}
+
+func (r *resumption) track(data []byte) {
+	f := gjson.GetManyBytes(data, "id", "choices.0.delta.content", "choices.0.delta.tool_calls")
+	if r.chunkID == "" {
+		r.chunkID = f[0].String()
+	}
+	r.text.WriteString(f[1].String())
+	if f[2].Exists() && f[2].Type != gjson.Null {
+		r.inTool = true
+	}
+}
+
+// Resumed reports whether another model continued this stream; Report then tells how.
+func (st *Stream) Resumed() bool { return st.resume != nil && st.resume.model != "" }
+
+// Report is the chain's report, with the resume once one happened.
+func (st *Stream) Report() chain.Report { return st.report }
+
+// ChunkID is the id every chunk of this answer carries.
+func (st *Stream) ChunkID() string {
+	if st.resume == nil {
+		return ""
+	}
+	return st.resume.chunkID
+}
+
+// firstUsage is the interrupted model's share, estimated: the prompt from its size, the output
+// from the text it delivered (about four characters a token).
+func (r *resumption) firstUsage(c *Call) *provider.Usage {
+	return &provider.Usage{PromptTokens: billing.EstimateTokens(len(c.Input.Body)), CompletionTokens: billing.EstimateTokens(r.text.Len())}
+}
+
+// resumeOnNext continues an interrupted stream on the next model of the chain able to continue
+// an assistant prefix, when the plan asks for it: the original messages plus the delivered text
+// as the assistant's prefix, streamed on into the same answer. It reports whether the stream goes
+// on; when it does not, the original interruption stands (a refused continuation never replaces
+// it). Only one resume per stream, never inside a tool call, never past the deadline or after the
+// caller left.
+func (st *Stream) resumeOnNext() bool {
+	r := st.resume
+	var in *Interruption
+	if r == nil || r.model != "" || r.inTool || !errors.As(st.err, &in) || in.Code == "deadline_exceeded" || st.parent.Err() != nil {
+		return false
+	}
+	c := st.call
+	from := -1
+	for i, t := range c.Plan.Targets {
+		if t.Model == st.Served {
+			from = i
+		}
+	}
+	for _, t := range c.Plan.Targets[from+1:] {
+		route, err := c.svc.Router.Route(t.Model)
+		if err != nil || !route.Model.ContinuePrefix {
+			continue // passed over: it cannot continue a prefix
+		}
+		start := time.Now()
+		next, cancel, err := st.continueOn(t, route)
+		line := chain.Attempt{Model: t.Model, Status: chain.Resumed, Reason: interruptionReason(in),
+			LatencyMS: time.Since(start).Milliseconds(), CharsDelivered: utf8.RuneCountInString(r.text.String())}
+		if err != nil {
+			line.Status, line.Reason = chain.Failed, chain.ReasonOf(err)
+			if line.Reason == "" {
+				line.Reason = chain.Rejected
+			}
+			st.report.Attempts = append(st.report.Attempts, line)
+			return false
+		}
+		st.report.Attempts = append(st.report.Attempts, line)
+		st.report.Occurred = true
+		st.up.Close()
+		st.cancels = append(st.cancels, cancel)
+		st.up, st.ctx, st.cancel, st.stall = next.up, next.ctx, next.cancel, t.Timeout
+		st.ended, st.finished, st.err = next.ended, false, nil
+		r.model, r.splice = t.Model, true
+		st.pending = st.pending[:0]
+		for _, p := range next.pending {
+			st.track(p)
+			st.pending = append(st.pending, r.chunk(p))
+		}
+		return true
+	}
+	return false
+}
+
+// continueOn opens the continuation on t: a governed attempt (checks and its own token) bounded
+// by t's first-token timeout, like any attempt of the chain.
+func (st *Stream) continueOn(t chain.Target, route catalog.Route) (*Stream, context.CancelCauseFunc, error) {
+	c := st.call
+	body, err := continuation(c.Input.Body, st.resume.text.String(), route.Wire)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, req, err := c.svc.request(t, body, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.OnSend, err = c.govern(st.parent, len(c.attempts), t, route); err != nil {
+		return nil, nil, err
+	}
+	actx, cancel := context.WithCancelCause(st.parent)
+	timer := time.AfterFunc(min(t.Timeout, t.FirstTokenTimeout), func() { cancel(errContinuationTimeout) })
+	next, err := open(actx, route.Provider, req, t.Timeout)
+	timer.Stop()
+	if err == nil && errors.Is(context.Cause(actx), errContinuationTimeout) {
+		next.Close()
+		err = errContinuationTimeout
+	}
+	if err != nil {
+		cancel(context.Canceled)
+		return nil, nil, err
+	}
+	return next, cancel, nil
+}
+
+var errContinuationTimeout = errors.New("completion: the continuation sent no token in time")
+
+// continuation is body with the delivered text appended as the assistant's unfinished message.
+// Anthropic and Bedrock continue a final assistant message natively; an OpenAI-compatible server
+// that can (vLLM and others with continue_prefix in the catalog) is asked to with
+// continue_final_message.
+func continuation(body []byte, delivered, wire string) ([]byte, error) {
+	content, err := json.Marshal(delivered)
+	if err != nil {
+		return nil, err
+	}
+	msg := append(append([]byte(`{"role":"assistant","content":`), content...), '}')
+	out, err := sjson.SetRawBytes(body, "messages.-1", msg)
+	if err != nil || wire != "openai" {
+		return out, err
+	}
+	if out, err = sjson.SetBytes(out, "continue_final_message", true); err != nil {
+		return nil, err
+	}
+	return sjson.SetBytes(out, "add_generation_prompt", false)
+}
+
+// interruptionReason names an interruption as a failover reason for the report.
+func interruptionReason(in *Interruption) chain.Reason {
+	if in.Code == "stream_stalled" {
+		return chain.Timeout
+	}
+	if r := chain.ReasonOf(in.Err); r != "" {
+		return r
+	}
+	return chain.ConnectionError
+}

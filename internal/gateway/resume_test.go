@@ -1,0 +1,215 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/tidwall/gjson"
+)
+
+// tokens are the 60 tokens of the whole answer.
+func tokens(from, to int) string {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		fmt.Fprintf(&b, "t%d ", i)
+	}
+	return b.String()
+}
+
+// resumeUpstream streams the first 40 tokens of the answer and then breaks (cut, stall or a
+// malformed chunk), or — model "cont" — continues from exactly the 40 tokens it must be handed as
+// the assistant's prefix, with the remaining 20; "refuse" refuses the continuation.
+type resumeUpstream struct {
+	continuations chan []byte // every continuation request body, as received
+}
+
+func (u *resumeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	model := gjson.GetBytes(body, "model").String()
+	flusher := w.(http.Flusher)
+	chunk := func(id, delta string) {
+		fmt.Fprintf(w, "data: {\"id\":%q,\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":null}]}\n\n", id, model, delta)
+		flusher.Flush()
+	}
+	switch model {
+	case "cont", "refuse":
+		u.continuations <- body
+		if model == "refuse" {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"error":{"message":"assistant prefill is not supported","type":"invalid_request_error"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk("chatcmpl-cont", `{"role":"assistant","content":""}`)
+		for i := 40; i < 60; i++ {
+			chunk("chatcmpl-cont", fmt.Sprintf(`{"content":"t%d "}`, i))
+		}
+		fmt.Fprint(w, "data: {\"id\":\"chatcmpl-cont\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"cont\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"id\":\"chatcmpl-cont\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"cont\",\"choices\":[],\"usage\":{\"prompt_tokens\":70,\"completion_tokens\":20,\"total_tokens\":90}}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk("chatcmpl-first", `{"role":"assistant","content":""}`)
+	for i := range 40 {
+		chunk("chatcmpl-first", fmt.Sprintf(`{"content":"t%d "}`, i))
+	}
+	switch model {
+	case "stall":
+		<-r.Context().Done()
+	case "malformed":
+		fmt.Fprint(w, "data: {\"id\":\"chatcmpl-first\",\"choices\":[{\"delta\":\n\n")
+		flusher.Flush()
+	case "tool":
+		chunk("chatcmpl-first", `{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}`)
+	}
+	// "cut" (and the others once broken): the connection ends with no finish and no [DONE].
+}
+
+func newResumeGateway(t *testing.T) (*gateway.Gateway, *resumeUpstream) {
+	t.Helper()
+	up := &resumeUpstream{continuations: make(chan []byte, 4)}
+	srv := httptest.NewServer(up)
+	t.Cleanup(srv.Close)
+	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"p": {Type: "openai", BaseURL: srv.URL + "/v1"}}, Models: map[string]*catalog.Model{}}
+	for _, m := range []string{"cut", "stall", "malformed", "tool", "cont", "refuse", "plain"} {
+		cat.Models["p/"+m] = &catalog.Model{Name: "p/" + m, Provider: "p", Upstream: m, ContinuePrefix: m == "cont" || m == "refuse"}
+	}
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: oneKey{},
+		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw, up
+}
+
+// oneKey admits any well-formed key.
+type oneKey struct{}
+
+func (oneKey) KeyByHash(_ context.Context, hash string) (*apikey.Key, error) {
+	return &apikey.Key{ID: "key_1", Hash: hash, CreatedAt: time.Now()}, nil
+}
+
+var _ identity.KeyFinder = oneKey{}
+
+// on_interrupt: resume — a stream that breaks after 40 of 60 tokens continues on the next model
+// able to continue a prefix; the caller receives exactly the whole answer in one stream.
+func TestResumeAnInterruptedStream(t *testing.T) {
+	for _, tc := range []struct {
+		name, chain string
+		resumed     bool
+		code        string // the error frame's code when not resumed
+	}{
+		{"cut after 40 tokens", `"models":["p/cut","p/plain","p/cont"]`, true, ""},
+		{"stall after 40 tokens", `"models":["p/stall","p/cont"]`, true, ""},
+		{"malformed chunk after 40 tokens", `"models":["p/malformed","p/cont"]`, true, ""},
+		{"a refused continuation ends with the original interruption", `"models":["p/cut","p/refuse"]`, false, "stream_interrupted"},
+		{"never inside a tool call", `"models":["p/tool","p/cont"]`, false, "stream_interrupted"},
+	} {
+		for _, surface := range []string{"openai", "classic"} {
+			t.Run(surface+"/"+tc.name, func(t *testing.T) {
+				gw, up := newResumeGateway(t)
+				path, body := "/v1/chat/completions", `{"messages":[{"role":"user","content":"count"}],`
+				if surface == "classic" {
+					path, body = "/chat/completions", `{"index":"Zero-Knowledge","prompt":"count",`
+				}
+				body += tc.chain + `,"stream":true,"redundancy":{"on_interrupt":"resume","timeout_ms":1000}}`
+				srv := httptest.NewServer(gw.Mux())
+				defer srv.Close()
+				req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				var text strings.Builder
+				var ids, roles int
+				seen := map[string]bool{}
+				var last gjson.Result
+				var errFrame gjson.Result
+				done := false
+				for _, line := range strings.Split(string(raw), "\n") {
+					data, ok := strings.CutPrefix(line, "data: ")
+					if !ok {
+						continue
+					}
+					if data == "[DONE]" {
+						done = true
+						continue
+					}
+					v := gjson.Parse(data)
+					if surface == "classic" {
+						switch v.Get("type").String() {
+						case "chunk":
+							v = v.Get("data")
+						case "metadata":
+							last = v.Get("data.metadata.failover")
+							continue
+						case "error":
+							errFrame = v.Get("data")
+							continue
+						default:
+							continue
+						}
+					} else if v.Get("error").Exists() {
+						errFrame = v.Get("error")
+						continue
+					}
+					if s := v.Get("secureai.failover"); s.Exists() {
+						last = s
+					}
+					if id := v.Get("id").String(); id != "" && !seen[id] {
+						seen[id] = true
+						ids++
+					}
+					if v.Get("choices.0.delta.role").Exists() {
+						roles++
+					}
+					text.WriteString(v.Get("choices.0.delta.content").String())
+				}
+				if !tc.resumed {
+					if done || errFrame.Get("code").String() != tc.code || text.String() != tokens(0, 40) {
+						t.Fatalf("want the original interruption %s and no [DONE]; got done=%v error %s text %q", tc.code, done, errFrame.Raw, text.String())
+					}
+					return
+				}
+				if !done || errFrame.Exists() || text.String() != tokens(0, 60) {
+					t.Fatalf("resumed stream: done=%v error=%s text %q; want exactly the whole answer\n%s", done, errFrame.Raw, text.String(), raw)
+				}
+				if ids != 1 || roles != 1 {
+					t.Errorf("%d chunk ids and %d role deltas; want one answer: one id, one role", ids, roles)
+				}
+				attempts := last.Get("attempts").Array()
+				final := attempts[len(attempts)-1]
+				if final.Get("status").String() != "resumed" || final.Get("model").String() != "p/cont" || final.Get("chars_delivered").Int() != int64(len(tokens(0, 40))) {
+					t.Errorf("report %s, want the resume on p/cont after %d chars", last.Raw, len(tokens(0, 40)))
+				}
+				cont := <-up.continuations
+				msgs := gjson.GetBytes(cont, "messages").Array()
+				want := `{"role":"assistant","content":` + mustJSON(tokens(0, 40)) + `}`
+				if msgs[len(msgs)-1].Raw != want || !gjson.GetBytes(cont, "continue_final_message").Bool() || gjson.GetBytes(cont, "add_generation_prompt").Bool() {
+					t.Errorf("continuation request %s; want the original messages plus %s", cont, want)
+				}
+			})
+		}
+	}
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
