@@ -22,7 +22,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		d.HTTPClient, d.Engine, d.Idempotency = c.ProviderClient(), c.Engine(), c.Idempotency()
 		return gateway.NewClassicChat(d)
 	}))
 }

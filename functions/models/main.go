@@ -1,5 +1,5 @@
-// Command models is the Lambda behind GET /v1/models: the catalog and the key lookup, no provider
-// and no idempotency guard.
+// Command models is the Lambda behind GET /v1/models and GET /v1/models/{id}: the catalog and the
+// key lookup, no provider call and no idempotency guard.
 package main
 
 import (

@@ -22,7 +22,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		d.HTTPClient, d.Engine = c.ProviderClient(), c.Engine()
 		return gateway.NewOpenAIChat(d)
 	}))
 }

@@ -5,44 +5,20 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
-	"time"
+	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/secureai-gateway/gateway/internal/awsclient"
-	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
-	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	// LOCAL LOADER — replace with cloud.Load(ctx) once the shape issue is merged.
-	cfg, err := config.LoadDefaultConfig(context.Background())
+	c, err := cloud.Load(context.Background())
 	if err != nil {
-		log.Error("AWS configuration", "err", err)
-		os.Exit(1)
+		log.Fatalf("webhook-dispatcher: %v", err)
 	}
-	awsclient.Guard(&cfg)
-	store := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Tables{
-		Webhooks: os.Getenv("SECUREAI_TABLE_WEBHOOKS"), WebhookAttempts: os.Getenv("SECUREAI_TABLE_WEBHOOK_ATTEMPTS")})
-	// END LOCAL LOADER
-
-	allowPrivate, err := webhook.AllowPrivate(os.Getenv(webhook.EnvAllowPrivate), false)
-	if err != nil {
-		log.Error("configuration", "err", err)
-		os.Exit(1)
+	if c.Config.WebhookQueueURL == "" {
+		log.Fatal("webhook-dispatcher: SECUREAI_WEBHOOK_QUEUE_URL is not set: retries need the webhook queue")
 	}
-	guard := webhook.NewGuard(allowPrivate)
-	d := &webhook.Dispatcher{
-		Store:  store,
-		Queue:  sqsqueue.Queue{API: sqs.NewFromConfig(cfg), URL: os.Getenv("SECUREAI_WEBHOOK_QUEUE_URL")},
-		Poster: &webhook.Poster{Client: guard.Client(), Now: time.Now},
-		Log:    log,
-	}
-	lambda.Start(sqsqueue.Webhooks(d, log))
+	lambda.Start(sqsqueue.Webhooks(c.Dispatcher(), c.Log))
 }

@@ -1,9 +1,12 @@
 // Package cloud is what every Lambda function shares, loaded once per cold start: the parsed
 // configuration, the AWS SDK configuration (the smithy body guard, X-Ray, bounded retries, calls
-// that end before the invocation's deadline), the DynamoDB store, the provider credentials from
-// Secrets Manager, tracing and a JSON logger. A function's main.go calls Load, builds exactly its
-// endpoint's (or consumer's) dependencies from these pieces and starts; HTTP adds the lazy
-// first-request build an API function needs, an SQS consumer uses the pieces directly.
+// that end before the invocation's deadline), the DynamoDB store, the provider credentials and the
+// signing keyset from Secrets Manager, the EventBridge publisher, tracing and a JSON logger. A
+// function's main.go calls Load, builds its endpoint from GatewayDeps (or its consumer from the
+// pieces) and starts. GatewayDeps turns on exactly the features whose table, secret or bus the
+// function's environment names, so each function's IAM policy grants only what it configures.
+// HTTP adds what an API function needs around its handler: the lazy first-request build, the
+// invocation's deadline less a reserve, and the wait for pending events before the response ends.
 package cloud
 
 import (
@@ -20,23 +23,31 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	eb "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/secureai-gateway/gateway/internal/awsclient"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
+	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/eventbridge"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/tracing"
+	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
 const (
 	// reserve is kept back from the invocation's deadline: a chain, a store call or the first
 	// request's build that runs out of time ends this much early, so the function still answers.
 	reserve = 500 * time.Millisecond
+	// chainReserve is kept back from the handler's deadline by a failover chain.
+	chainReserve = 100 * time.Millisecond
 	// The SDK's own retries stay short: a store or secret that is down must not use up the
 	// invocation in backoff, and an attempt that hangs is cut and tried again.
 	sdkMaxAttempts    = 3
@@ -51,11 +62,16 @@ type Cloud struct {
 	AWS   aws.Config
 	Log   *slog.Logger
 	Store *dynamostore.Store
-	// The events issue adds the event publisher here, built from AWS like Store.
+	// Events puts gateway events on the SECUREAI_EVENT_BUS bus; event.Discard without one.
+	Events event.Publisher
+	// Guard decides which webhook URLs may be delivered to.
+	Guard *webhook.Guard
 
-	secrets *secretsmanager.Client
-	keys    *Keys
-	catalog func() (*catalog.Catalog, error)
+	secrets  *secretsmanager.Client
+	sqs      *sqs.Client
+	keys     *Keys
+	breakers breaker.Config
+	catalog  func() (*catalog.Catalog, error)
 }
 
 // Load parses the environment and builds the AWS clients, once per cold start. It makes no
@@ -82,40 +98,36 @@ func Load(ctx context.Context) (*Cloud, error) {
 	}
 	endBeforeDeadline(&awsCfg, reserve)
 
+	breakers, err := breaker.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+
 	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), cfg.Tables)
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	// The function's one logger: the lines every 5xx writes (httpapi) go to CloudWatch as JSON.
 	slog.SetDefault(log)
+	var events event.Publisher = event.Discard{}
+	if cfg.EventBus != "" {
+		events = event.NewAsync(eventbridge.New(eb.NewFromConfig(awsCfg), cfg.EventBus), log)
+	}
 	return &Cloud{
-		Config:  cfg,
-		AWS:     awsCfg,
-		Log:     log,
-		Store:   store,
-		secrets: secretsmanager.NewFromConfig(awsCfg),
-		keys:    &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
+		Config:   cfg,
+		AWS:      awsCfg,
+		Log:      log,
+		Store:    store,
+		Events:   events,
+		Guard:    webhook.NewGuard(cfg.AllowPrivateWebhooks),
+		secrets:  secretsmanager.NewFromConfig(awsCfg),
+		sqs:      sqs.NewFromConfig(awsCfg),
+		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
+		breakers: breakers,
 		// The demo provider, when on, lives as long as the warm function.
 		catalog: sync.OnceValues(func() (*catalog.Catalog, error) {
 			cat, _, err := gateway.Catalog(cfg.CatalogPath, cfg.Demo)
 			return cat, err
 		}),
 	}, nil
-}
-
-// GatewayDeps returns what every endpoint needs: the catalog, the provider credentials (read from
-// Secrets Manager now, under ctx), the cached key lookup and the logger. Chat endpoints add
-// ProviderClient, Engine and, for the classic surface, Idempotency.
-func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
-	cat, err := c.catalog()
-	if err != nil {
-		return gateway.Deps{}, err
-	}
-	credential, err := c.Credentials(ctx)
-	if err != nil {
-		return gateway.Deps{}, err
-	}
-	// No Budget: the invocation's deadline bounds every request, and the classic surface's
-	// idempotency lease then covers the longest invocation Lambda allows.
-	return gateway.Deps{Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody}, nil
 }
 
 // Credentials resolves a provider's api_key_env: from the Secrets Manager secret when the
@@ -139,10 +151,11 @@ func (c *Cloud) ProviderClient() *http.Client {
 	return provider.NewHTTPClient()
 }
 
-// Engine runs failover chains that keep the reserve back from the deadline, one X-Ray
-// subsegment per attempt when tracing is on.
+// Engine runs failover chains, one X-Ray subsegment per attempt when tracing is on. The handler's
+// deadline is already the invocation's less the reserve (HTTP), so the chain keeps back only what
+// the gateway needs to write its answer after the last attempt it starts, as the local server does.
 func (c *Cloud) Engine() chain.Engine {
-	e := chain.Engine{Reserve: reserve}
+	e := chain.Engine{Reserve: chainReserve, Health: chain.NewHealth(time.Now)}
 	if c.Config.Tracing {
 		e.Trace = tracing.Attempt
 	}

@@ -3,14 +3,15 @@ package cloud
 import (
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/envvar"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/tracing"
+	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
 // Config is every setting a function reads from its environment, parsed in one place: a
@@ -31,10 +32,17 @@ type Config struct {
 	// ProviderSecretARN is SECUREAI_PROVIDER_SECRET_ARN, the Secrets Manager secret holding the
 	// provider credentials; "" reads them from the environment.
 	ProviderSecretARN string
-	CatalogPath       string        // SECUREAI_CONFIG: a catalog overlay file
-	Demo              bool          // SECUREAI_DEMO: serve the demo/* models, default false
-	MaxBody           int64         // SECUREAI_MAX_BODY_BYTES
-	KeyCacheTTL       time.Duration // SECUREAI_KEY_CACHE_TTL, default 30s; 0 turns the cache off
+	// WebhookQueueURL is SECUREAI_WEBHOOK_QUEUE_URL: where the webhook dispatcher queues each
+	// delivery attempt; "" in every other function.
+	WebhookQueueURL string
+	// AllowPrivateWebhooks is SECUREAI_WEBHOOKS_ALLOW_PRIVATE, default false: webhook URLs on
+	// private, loopback or link-local addresses are refused.
+	AllowPrivateWebhooks bool
+	CatalogPath          string // SECUREAI_CONFIG: a catalog overlay file
+	Demo                 bool   // SECUREAI_DEMO: serve the demo/* models, default false
+	// MaxBody is SECUREAI_MAX_BODY_BYTES, DefaultMaxBody unless set, at most MaxBodyCap.
+	MaxBody     int64
+	KeyCacheTTL time.Duration // SECUREAI_KEY_CACHE_TTL, default 30s; 0 turns the cache off
 	// CORSOrigin is SECUREAI_CORS_ORIGIN (the AllowedOrigins parameter, quoted as API Gateway
 	// wants it: 'https://app.example.com'), unquoted; "" when CORS is off ('').
 	CORSOrigin string
@@ -57,19 +65,43 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 			WebhookAttempts: table(r, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS"),
 			Audit:           table(r, "SECUREAI_TABLE_AUDIT"),
 		},
-		SigningSecretARN:  r.String("SECUREAI_SIGNING_SECRET_ARN", ""),
-		EventBus:          r.String("SECUREAI_EVENT_BUS", ""),
-		ProviderSecretARN: r.String("SECUREAI_PROVIDER_SECRET_ARN", ""),
-		CatalogPath:       r.String("SECUREAI_CONFIG", ""),
-		Demo:              r.Bool("SECUREAI_DEMO", false),
-		MaxBody:           r.Positive("SECUREAI_MAX_BODY_BYTES", gateway.DefaultMaxBody),
-		KeyCacheTTL:       r.Duration("SECUREAI_KEY_CACHE_TTL", keycache.DefaultTTL),
+		SigningSecretARN:     r.String("SECUREAI_SIGNING_SECRET_ARN", ""),
+		EventBus:             r.String("SECUREAI_EVENT_BUS", ""),
+		ProviderSecretARN:    r.String("SECUREAI_PROVIDER_SECRET_ARN", ""),
+		CatalogPath:          r.String("SECUREAI_CONFIG", ""),
+		Demo:                 r.Bool("SECUREAI_DEMO", false),
+		WebhookQueueURL:      r.String("SECUREAI_WEBHOOK_QUEUE_URL", ""),
+		AllowPrivateWebhooks: r.Bool(webhook.EnvAllowPrivate, false),
+		MaxBody:              maxBody(r),
+		KeyCacheTTL:          r.Duration("SECUREAI_KEY_CACHE_TTL", keycache.DefaultTTL),
 		CORSOrigin: strings.Trim(r.Check("SECUREAI_CORS_ORIGIN", "", "an origin in single quotes such as 'https://app.example.com', '*' or ''",
 			optional(quotedOrigin)), "'"),
 		Tracing: tracing.Enabled(getenv),
 	}
 	r.Bool("AWS_XRAY_SDK_DISABLED", false) // tracing.Enabled ignores a malformed value; say so instead
 	return c, r.Err()
+}
+
+// A Lambda invocation's request payload is capped at 6 MB (6,291,456 bytes), and the API Gateway
+// event around a body is larger than the body: headers, the request context, and JSON escaping of
+// every quote and control character in it. DefaultMaxBody leaves a third of the cap for that, so a
+// body the function accepts always reaches it; MaxBodyCap is the most the setting may ask for.
+const (
+	DefaultMaxBody int64 = 4 << 20
+	MaxBodyCap     int64 = 6_291_456
+)
+
+// maxBody reads SECUREAI_MAX_BODY_BYTES: 1 to MaxBodyCap bytes, since a larger body could never
+// reach the function.
+func maxBody(r *envvar.Reader) int64 {
+	v := r.Check("SECUREAI_MAX_BODY_BYTES", strconv.FormatInt(DefaultMaxBody, 10),
+		"a whole number of bytes from 1 to "+strconv.FormatInt(MaxBodyCap, 10)+" (the Lambda payload cap)",
+		func(v string) bool {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return err == nil && n > 0 && n <= MaxBodyCap
+		})
+	n, _ := strconv.ParseInt(v, 10, 64) // Check accepted it or returned the default
+	return n
 }
 
 // table reads an optional table name.

@@ -16,7 +16,7 @@ func TestParseConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.Tables.APIKeys != "keys-table" || c.Tables.Idempotency != "" || c.Demo || c.KeyCacheTTL != 30*time.Second ||
-			c.MaxBody != 8<<20 || c.CORSOrigin != "" || c.Tracing {
+			c.MaxBody != DefaultMaxBody || DefaultMaxBody > MaxBodyCap || c.CORSOrigin != "" || c.Tracing {
 			t.Errorf("defaults: %+v", c)
 		}
 	})
@@ -26,12 +26,19 @@ func TestParseConfig(t *testing.T) {
 			"SECUREAI_MAX_BODY_BYTES": "1024", "SECUREAI_CORS_ORIGIN": "'https://app.example.com:8443'",
 			"SECUREAI_PROVIDER_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:keys",
 			"AWS_LAMBDA_FUNCTION_NAME":     "models",
+			"SECUREAI_TABLE_LIMITS":        "limits", "SECUREAI_TABLE_USERS": "users", "SECUREAI_TABLE_RECEIPTS": "receipts",
+			"SECUREAI_TABLE_CIRCUIT_BREAKERS": "breakers", "SECUREAI_SIGNING_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:signing",
+			"SECUREAI_EVENT_BUS": "bus", "SECUREAI_WEBHOOK_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/q",
+			"SECUREAI_WEBHOOKS_ALLOW_PRIVATE": "true",
 		}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c.Tables.Idempotency != "idem.table_1" || !c.Demo || c.KeyCacheTTL != 0 || c.MaxBody != 1024 ||
-			c.CORSOrigin != "https://app.example.com:8443" || c.ProviderSecretARN == "" || !c.Tracing {
+			c.CORSOrigin != "https://app.example.com:8443" || c.ProviderSecretARN == "" || !c.Tracing ||
+			c.Tables.Limits != "limits" || c.Tables.Users != "users" || c.Tables.Receipts != "receipts" ||
+			c.Tables.CircuitBreakers != "breakers" || c.SigningSecretARN == "" || c.EventBus != "bus" ||
+			c.WebhookQueueURL == "" || !c.AllowPrivateWebhooks {
 			t.Errorf("parsed: %+v", c)
 		}
 	})
@@ -44,6 +51,8 @@ func TestParseConfig(t *testing.T) {
 		{"SECUREAI_KEY_CACHE_TTL", "-5s"},
 		{"SECUREAI_MAX_BODY_BYTES", "8MiB"},
 		{"SECUREAI_MAX_BODY_BYTES", "0"},
+		{"SECUREAI_MAX_BODY_BYTES", "6291457"}, // past the Lambda payload cap: no body could reach the function
+		{"SECUREAI_WEBHOOKS_ALLOW_PRIVATE", "maybe"},
 		{"SECUREAI_DEMO", "yes"},
 		{"SECUREAI_CORS_ORIGIN", "https://app.example.com"},
 		{"SECUREAI_CORS_ORIGIN", "'https://app.example.com/path'"},

@@ -5,19 +5,35 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
+	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
-// HTTP serves the endpoint build returns, for an API Gateway function. The endpoint is built on
-// the first request, not at init, so a cold start makes no network call. The build runs under
-// the request's deadline less the reserve, so a stalled dependency (Secrets Manager) cannot hold
-// it until the runtime kills the function; a failed build is logged with the request id, route
-// and cause, answered in render's envelope with X-Request-Id (503 and Retry-After for an outage),
-// and tried again by the next request.
+// HTTP serves the endpoint build returns, for an API Gateway function.
+//
+// The whole request runs under the invocation's deadline less the reserve, so nothing outlives
+// the invocation: a stream still running then ends with its error frame saying the deadline was
+// reached (completion's deadline_exceeded) while the function can still send it, instead of being
+// killed by the runtime mid-stream.
+//
+// The endpoint is built on the first request, not at init, so a cold start makes no network call;
+// a stalled dependency (Secrets Manager) cannot hold the build past that deadline. A failed build
+// is logged with the request id, route and cause, answered in render's envelope with X-Request-Id
+// (503 and Retry-After for an outage), and tried again by the next request.
+//
+// An invocation ends when its response does, and a frozen function loses the events it has not
+// handed over yet, so after the endpoint returns HTTP waits for pending publishes (at most
+// event.FlushTimeout, and never past the invocation's deadline) before the response ends: the
+// streaming adapter closes the stream only when this handler returns.
 func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Handler, error)) http.Handler {
 	l := &lazy{build: build, lock: make(chan struct{}, 1)}
 	return httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer c.flush(r.Context())
+		ctx, cancel := beforeDeadline(r.Context(), reserve)
+		defer cancel()
+		r = r.WithContext(ctx)
 		if c.Config.CORSOrigin != "" {
 			// API Gateway answers only the preflight of a proxy integration; the function's own
 			// answer must name the origin, or a browser drops it.
@@ -42,12 +58,11 @@ type lazy struct {
 	built atomic.Pointer[http.Handler]
 }
 
+// get builds under ctx, which HTTP already ends the reserve before the invocation's deadline.
 func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 	if h := l.built.Load(); h != nil {
 		return *h, nil
 	}
-	ctx, cancel := beforeDeadline(ctx, reserve)
-	defer cancel()
 	select {
 	case l.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -63,4 +78,20 @@ func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 	}
 	l.built.Store(&h)
 	return h, nil
+}
+
+// flushMargin is left between the end of the wait for events and the invocation's deadline, for
+// the response to end.
+const flushMargin = 100 * time.Millisecond
+
+// flush waits for the events the request published, at most event.FlushTimeout and never past
+// the invocation's deadline (ctx's) less flushMargin; a request ended by its client still waits.
+func (c *Cloud) flush(ctx context.Context) {
+	until := time.Now().Add(event.FlushTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Add(-flushMargin).Before(until) {
+		until = d.Add(-flushMargin)
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), until)
+	defer cancel()
+	_ = c.Events.Flush(ctx) // Flush logs what it abandons
 }

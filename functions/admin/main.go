@@ -1,0 +1,28 @@
+// Command admin is the Lambda behind ANY /admin/{proxy+} (buffered): API keys, users, circuit
+// breakers, webhooks and the audit log, for admin keys only.
+package main
+
+import (
+	"context"
+	"log"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("admin: %v", err)
+	}
+	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return gateway.NewAdmin(d), nil
+	}))
+}

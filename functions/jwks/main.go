@@ -1,0 +1,32 @@
+// Command jwks is the Lambda behind GET /.well-known/jwks.json: the public signing keys, no API
+// key needed.
+package main
+
+import (
+	"context"
+	"errors"
+	"log"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("jwks: %v", err)
+	}
+	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.Signer == nil {
+			return nil, errors.New("jwks: SECUREAI_SIGNING_SECRET_ARN is not set")
+		}
+		return gateway.NewJWKS(d), nil
+	}))
+}

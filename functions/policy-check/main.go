@@ -1,0 +1,28 @@
+// Command policy-check is the Lambda behind POST /policy-check: the dry run of a chat request,
+// which calls no provider.
+package main
+
+import (
+	"context"
+	"log"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("policy-check: %v", err)
+	}
+	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return gateway.NewPolicyCheck(d)
+	}))
+}

@@ -1,0 +1,32 @@
+// Command receipts is the Lambda behind GET /receipts/{bundleId}: a served request's signed
+// receipt, for the key that made it.
+package main
+
+import (
+	"context"
+	"errors"
+	"log"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("receipts: %v", err)
+	}
+	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.Receipts == nil {
+			return nil, errors.New("receipts: SECUREAI_TABLE_RECEIPTS is not set")
+		}
+		return gateway.NewReceipts(d), nil
+	}))
+}

@@ -1,0 +1,31 @@
+// Command usage is the Lambda behind GET /usage: the calling key's quota, limits and spend.
+package main
+
+import (
+	"context"
+	"errors"
+	"log"
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	c, err := cloud.Load(context.Background())
+	if err != nil {
+		log.Fatalf("usage: %v", err)
+	}
+	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.KeyAdmin == nil {
+			return nil, errors.New("usage: SECUREAI_TABLE_USERS is not set")
+		}
+		return gateway.NewUsage(d), nil
+	}))
+}
