@@ -119,6 +119,23 @@ type Failover struct {
 	chain.Transition
 }
 
+// Observers tells each of its observers, in order.
+type Observers []Observer
+
+// FailedOver implements Observer.
+func (os Observers) FailedOver(ctx context.Context, f Failover) {
+	for _, o := range os {
+		o.FailedOver(ctx, f)
+	}
+}
+
+// Finished implements Observer.
+func (os Observers) Finished(ctx context.Context, out Outcome) {
+	for _, o := range os {
+		o.Finished(ctx, out)
+	}
+}
+
 // Observer is told what happens to completions: billing, events and audit attach here, so no
 // surface does any of it twice. Both calls must not block.
 type Observer interface {

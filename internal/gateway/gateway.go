@@ -175,7 +175,11 @@ func completions(d Deps) (*completion.Service, *catalog.Router, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: d.Observer, Controls: controls}, router, nil
+	observers := completion.Observers{logObserver{httpapi.Logger(d.Log)}}
+	if d.Observer != nil {
+		observers = append(observers, d.Observer)
+	}
+	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls}, router, nil
 }
 
 func models(d Deps, list openaiapi.ModelLister) http.Handler {
@@ -193,5 +197,5 @@ func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.
 
 // endpoint wraps h with what every authenticated route needs.
 func endpoint(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
-	return httpapi.WithRequestID(httpapi.WithBudget(d.Budget, httpapi.Authenticate(d.Keys, render, h)))
+	return httpapi.WithRequestID(httpapi.AccessLog(httpapi.Logger(d.Log), httpapi.WithBudget(d.Budget, httpapi.Authenticate(d.Keys, render, h))))
 }

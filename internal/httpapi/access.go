@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/identity"
+)
+
+// AccessLog writes one structured line per request once it is answered: request id, route, key
+// id (never the secret), status, the served model and attempts of a completion, latency and bytes
+// sent. The same JSON lines land in CloudWatch in the cloud (Logs Insights queries them). It goes
+// inside WithRequestID and outside authentication, so refusals are logged too.
+func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &access{}
+		aw := &accessWriter{ResponseWriter: w}
+		next.ServeHTTP(aw, r.WithContext(context.WithValue(r.Context(), accessKey{}, rec)))
+		status := aw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		attrs := []slog.Attr{
+			slog.String("request_id", identity.RequestID(r.Context())),
+			slog.String("route", r.Method+" "+r.URL.Path),
+			slog.Int("status", status),
+			slog.Int64("latency_ms", time.Since(start).Milliseconds()),
+			slog.Int64("bytes", aw.bytes),
+		}
+		if rec.keyID != "" {
+			attrs = append(attrs, slog.String("key_id", rec.keyID))
+		}
+		if rec.completion {
+			attrs = append(attrs, slog.String("served_model", rec.served), slog.Int("attempts", rec.attempts))
+		}
+		log.LogAttrs(r.Context(), slog.LevelInfo, "access", attrs...)
+	})
+}
+
+type accessKey struct{}
+
+// access is what the handlers learn that the access line reports.
+type access struct {
+	keyID      string
+	completion bool
+	served     string
+	attempts   int
+}
+
+// NoteCompletion records, for the access line, the model that served a completion ("" when none
+// did) and how many attempts it made.
+func NoteCompletion(ctx context.Context, keyID, served string, attempts int) {
+	if a, ok := ctx.Value(accessKey{}).(*access); ok {
+		a.keyID, a.completion, a.served, a.attempts = keyID, true, served, attempts
+	}
+}
+
+// noteKey records the authenticated key's id for the access line.
+func noteKey(ctx context.Context, keyID string) {
+	if a, ok := ctx.Value(accessKey{}).(*access); ok {
+		a.keyID = keyID
+	}
+}
+
+// accessWriter counts what is sent, keeping flushes working for streams.
+type accessWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *accessWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *accessWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush keeps SSE frames leaving at once.
+func (w *accessWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
