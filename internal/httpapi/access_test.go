@@ -20,7 +20,9 @@ func TestAccessLogIsOneLinePerRequest(t *testing.T) {
 	secret := apikey.NewSecret()
 	hash, _ := apikey.Hash(secret)
 	var logs bytes.Buffer
-	render := func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(httpapi.Status(fault.From(err))) }
+	render := func(w http.ResponseWriter, r *http.Request, err error) {
+		w.WriteHeader(httpapi.Status(fault.From(err)))
+	}
 	h := httpapi.WithRequestID(httpapi.AccessLog(slog.New(slog.NewJSONHandler(&logs, nil)),
 		httpapi.Authenticate(keys{hash: {ID: "key_7"}}, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			httpapi.NoteCompletion(r.Context(), "key_7", "demo/ok", 2)
