@@ -39,17 +39,25 @@ func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
 // endpoints names each surface's route in limit events.
 var endpoints = map[string]string{"openai": "/v1/chat/completions", "classic": "/chat/completions"}
 
-// Finished implements completion.Observer.
+// Finished implements completion.Observer: a request refused by the key's request limit, its
+// points or its budget is an api:limit_reached event (a provider's 429 is not).
 func (o Observer) Finished(ctx context.Context, out completion.Outcome) {
+	var l event.Limit
 	var ex *limits.Exceeded
-	if out.Kind != fault.RateLimited || !errors.As(out.Err, &ex) {
+	switch {
+	case out.Kind == fault.RateLimited && errors.As(out.Err, &ex):
+		l = event.Limit{Limit: limitName(ex.Period), Max: int64(ex.Limit), ResetTime: ex.ResetTime}
+	case out.Kind == fault.QuotaExceeded:
+		l.Limit = "budget"
+		if fault.From(out.Err).Code == "points_exhausted" {
+			l.Limit = "points"
+		}
+	default:
 		return
 	}
 	at := o.Now()
-	s := Subject(ctx)
-	o.Publisher.Publish(ctx, event.LimitReachedEvent(event.Limit{
-		Limit: limitName(ex.Period), Max: int64(ex.Limit), ResetTime: ex.ResetTime, Endpoint: endpoints[out.Surface], Subject: s, Time: at,
-	}, at))
+	l.Endpoint, l.Subject, l.Time = endpoints[out.Surface], Subject(ctx), at
+	o.Publisher.Publish(ctx, event.LimitReachedEvent(l, at))
 }
 
 func limitName(p limits.Period) string {
