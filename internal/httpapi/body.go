@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 	"unsafe"
@@ -14,13 +15,32 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ReadJSONObject reads a request body of at most limit bytes that must be a JSON object.
+// ReadJSONObject reads a request body of at most limit bytes that must be a JSON object. Under
+// BodyLimits (the local server) the body's bytes are first reserved from the in-flight budget and
+// must arrive by the read deadline: 503 and 408 otherwise.
 func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if r.ContentLength > limit { // refused before a byte is read or reserved
+		return nil, tooLarge(limit)
+	}
+	size := limit // a chunked body may grow to the limit
+	if r.ContentLength >= 0 {
+		size = r.ContentLength
+	}
+	t := ticketOf(r.Context())
+	if err := t.reserve(size); err != nil {
+		return nil, err
+	}
+	body, err := readBody(w, r, limit)
+	if err == nil {
+		t.bodyIn()
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, fault.New(fault.TooLarge, "Request too large", fmt.Sprintf("request body exceeds %d bytes", limit)).WithCode("request_too_large")
+		return nil, tooLarge(limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, fault.New(fault.RequestTimeout, "Request timeout",
+			"the request body did not arrive in time; send it whole without pausing").WithCode("request_timeout")
 	case err != nil:
 		return nil, fault.Invalid("", "could not read the request body")
 	case !gjson.ValidBytes(body) || !gjson.Parse(view(body)).IsObject():
@@ -31,6 +51,28 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 	}
 	if dup := duplicateKey(body); dup != "" {
 		return nil, fault.Invalid(dup, fmt.Sprintf("field %q appears more than once", dup))
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64) error {
+	return fault.New(fault.TooLarge, "Request too large", fmt.Sprintf("request body exceeds %d bytes", limit)).WithCode("request_too_large")
+}
+
+// readBody reads the whole body into one buffer: exactly its Content-Length when the client sent
+// one (io.ReadAll would grow through a dozen doublings, twice the body in garbage), else growing.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	src := http.MaxBytesReader(w, r.Body, limit)
+	if r.ContentLength < 0 {
+		return io.ReadAll(src)
+	}
+	body := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(src, body); err != nil {
+		return nil, err
+	}
+	// Reach EOF: the server watches for the caller's disconnect only once the body is consumed.
+	if _, err := src.Read(make([]byte, 1)); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
 	}
 	return body, nil
 }
