@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/envvar"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
 func main() {
@@ -29,6 +31,10 @@ func main() {
 
 func run(log *slog.Logger) error {
 	env, err := gateway.LoadEnv()
+	if err != nil {
+		return err
+	}
+	limits, err := bodyLimits(envvar.New(os.Getenv))
 	if err != nil {
 		return err
 	}
@@ -67,7 +73,7 @@ func run(log *slog.Logger) error {
 		fmt.Fprintf(os.Stderr, "\nCreated an admin API key (shown once, keep it):\n\n    %s\n\n", secret)
 	}
 	log.Info("SecureAI Gateway listening", "url", "http://"+ln.Addr().String(), "demo", env.Demo, "store", store.Path())
-	srv := &http.Server{Handler: gw.Mux(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(limits.Wrap(gw.Mux()), env.RequestTimeout)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -78,4 +84,41 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// Server limits; docs/server-limits.md explains each and the README lists them.
+const (
+	// readHeaderTimeout bounds the request line and headers.
+	readHeaderTimeout = 10 * time.Second
+	// idleTimeout closes a keep-alive connection that sends no new request.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes bounds the request line and headers together (net/http's default is 1 MB;
+	// the gateway's headers are a key, an Idempotency-Key and a few short ones).
+	maxHeaderBytes = 64 << 10
+	// writeGrace is how much longer than the request budget a response may take to write: the
+	// budget ends the work, this ends the writing to a caller that stopped reading.
+	writeGrace = 30 * time.Second
+)
+
+// bodyLimits reads what request bodies may cost the local server. The body's read time is bounded
+// per request by httpapi.BodyLimits, not by http.Server.ReadTimeout, which would cancel a stream's
+// context when it fires after the body was read; see docs/server-limits.md.
+func bodyLimits(env *envvar.Reader) (httpapi.BodyLimits, error) {
+	l := httpapi.BodyLimits{
+		ReadTimeout:   env.PositiveDuration("SECUREAI_BODY_READ_TIMEOUT", httpapi.DefaultBodyReadTimeout),
+		InflightBytes: env.Positive("SECUREAI_MAX_INFLIGHT_BODY_BYTES", httpapi.DefaultInflightBodyBytes),
+	}
+	return l, env.Err()
+}
+
+// newServer builds the local HTTP server with the limits a production Go server sets.
+func newServer(h http.Handler, budget time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		// The write deadline runs from the request's headers, as the budget does.
+		WriteTimeout:   budget + writeGrace,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+	}
 }
