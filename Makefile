@@ -44,6 +44,11 @@ build-ClassicChatFunction: ; $(call lambda_build,classic-chat,$(ARTIFACTS_DIR))
 build-ModelsFunction: ; $(call lambda_build,models,$(ARTIFACTS_DIR))
 build-WebhookDispatcherFunction: ; $(call lambda_build,webhook-dispatcher,$(ARTIFACTS_DIR))
 build-AuditWriterFunction: ; $(call lambda_build,audit-writer,$(ARTIFACTS_DIR))
+build-PolicyCheckFunction: ; $(call lambda_build,policy-check,$(ARTIFACTS_DIR))
+build-UsageFunction: ; $(call lambda_build,usage,$(ARTIFACTS_DIR))
+build-ReceiptsFunction: ; $(call lambda_build,receipts,$(ARTIFACTS_DIR))
+build-JWKSFunction: ; $(call lambda_build,jwks,$(ARTIFACTS_DIR))
+build-AdminFunction: ; $(call lambda_build,admin,$(ARTIFACTS_DIR))
 
 invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }

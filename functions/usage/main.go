@@ -23,8 +23,8 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		if d.KeyAdmin == nil {
-			return nil, errors.New("usage: SECUREAI_TABLE_USERS is not set")
+		if d.KeyAdmin == nil || d.Limits == nil {
+			return nil, errors.New("usage: SECUREAI_TABLE_USERS and SECUREAI_TABLE_LIMITS must both be set")
 		}
 		return gateway.NewUsage(d), nil
 	}))

@@ -2,6 +2,7 @@ package templatetest
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,28 +171,64 @@ var tableEnv = map[string]func(*dynamostore.Tables) *string{
 	"SECUREAI_TABLE_CIRCUIT_BREAKERS": func(t *dynamostore.Tables) *string { return &t.CircuitBreakers },
 }
 
+// tableVars returns every SECUREAI_TABLE_* variable the template sets, in Globals or in a
+// function's own environment, with the node it is set to; a variable set to different values in
+// two places is an error.
+func (tp template) tableVars(t *testing.T) map[string]*yaml.Node {
+	vars := map[string]*yaml.Node{}
+	for _, env := range tp.environments() {
+		for i := 0; i+1 < len(env.vars.Content); i += 2 {
+			name, val := env.vars.Content[i].Value, env.vars.Content[i+1]
+			if !strings.HasPrefix(name, "SECUREAI_TABLE_") {
+				continue
+			}
+			if prev, ok := vars[name]; ok && (prev.Tag != val.Tag || prev.Value != val.Value) {
+				t.Errorf("%s sets %s to %s %s, elsewhere it is %s %s", env.owner, name, val.Tag, val.Value, prev.Tag, prev.Value)
+				continue
+			}
+			vars[name] = val
+		}
+	}
+	return vars
+}
+
+// environment is the variables Globals or one function sets.
+type environment struct {
+	owner string // "Globals" or the function's logical id
+	vars  *yaml.Node
+}
+
+func (tp template) environments() []environment {
+	var envs []environment
+	if v := get(tp.root, "Globals", "Function", "Environment", "Variables"); v != nil {
+		envs = append(envs, environment{"Globals", v})
+	}
+	for _, id := range tp.resources("AWS::Serverless::Function") {
+		if v := get(tp.resource(id), "Properties", "Environment", "Variables"); v != nil {
+			envs = append(envs, environment{id, v})
+		}
+	}
+	return envs
+}
+
 // TestTablesMatchSchema creates the tables from dynamostore's schema on moto and compares what
 // DynamoDB reports with what the template declares: attributes, key schema, indexes, billing, TTL.
 func TestTablesMatchSchema(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	tp := loadTemplate(t, root)
-	vars := get(tp.root, "Globals", "Function", "Environment", "Variables")
+	vars := tp.tableVars(t)
 
 	tables := dynamostore.Tables{}
 	logical := map[string]string{} // physical test name → template logical id
-	for i := 0; vars != nil && i+1 < len(vars.Content); i += 2 {
-		name := vars.Content[i].Value
-		if !strings.HasPrefix(name, "SECUREAI_TABLE_") {
-			continue
-		}
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
 		field, ok := tableEnv[name]
 		if !ok {
-			t.Errorf("Globals sets %s, which this test (and dynamostore.Tables) does not know", name)
+			t.Errorf("the template sets %s, which this test (and dynamostore.Tables) does not know", name)
 			continue
 		}
-		id := ref(vars.Content[i+1])
+		id := ref(vars[name])
 		if scalar(tp.resource(id), "Type") != "AWS::DynamoDB::Table" {
-			t.Errorf("%s is %v, want !Ref to an AWS::DynamoDB::Table", name, vars.Content[i+1].Value)
+			t.Errorf("%s is %v, want !Ref to an AWS::DynamoDB::Table", name, vars[name].Value)
 			continue
 		}
 		probe := func(k string) string {
@@ -207,8 +244,8 @@ func TestTablesMatchSchema(t *testing.T) {
 		logical[*field(&tables)] = id
 	}
 	for name := range tableEnv {
-		if get(vars, name) == nil {
-			t.Errorf("Globals.Function.Environment.Variables lacks %s", name)
+		if vars[name] == nil {
+			t.Errorf("no function's environment sets %s", name)
 		}
 	}
 	var referenced []string
