@@ -1,0 +1,4 @@
+// Package proctest runs the built local server (cmd/gateway) as a real process and does to it
+// what only a process can suffer: SIGKILL mid-request, then a restart on the same store; a client
+// that sends headers and then stalls on a real socket. It has no non-test code beyond this file.
+package proctest
