@@ -52,13 +52,15 @@ func (s *Service) Prepare(key *apikey.Key, spec chain.Spec) (chain.Plan, error) 
 	if err != nil {
 		return plan, err
 	}
-	for _, t := range plan.Targets {
-		if _, err := s.Router.Route(t.Model); err != nil {
+	for i, t := range plan.Targets {
+		route, err := s.Router.Route(t.Model)
+		if err != nil {
 			return plan, err
 		}
 		if !key.Allows(t.Model) {
 			return plan, notAllowed(t.Model)
 		}
+		plan.Targets[i].ContextWindow = route.Model.ContextWindow
 	}
 	return plan, nil
 }

@@ -160,7 +160,17 @@ func (e *Error) Fault() *fault.Error {
 }
 
 // FailoverReason implements chain.Classified.
-func (e *Error) FailoverReason() chain.Reason { return e.Reason }
+// A context-length refusal says so, so that a chain whose `on` names context_length can fail over
+// to a larger window; any other chain still treats it as final.
+func (e *Error) FailoverReason() chain.Reason {
+	if e.Reason == "" && e.Code == ContextLengthCode {
+		return chain.ContextLength
+	}
+	return e.Reason
+}
+
+// ContextLengthCode is the code every adapter gives a provider's context-length refusal.
+const ContextLengthCode = "context_length_exceeded"
 
 // Config is what the catalog knows of one configured provider; each adapter package's New takes it.
 type Config struct {

@@ -34,7 +34,7 @@ func (a *adapter) apiError(status int, typ, msg string) *provider.Error {
 	lower := strings.ToLower(msg)
 	switch {
 	case strings.Contains(lower, "prompt is too long"), strings.Contains(lower, "context limit"), strings.Contains(lower, "context window"):
-		e.Status, e.Code = http.StatusBadRequest, "context_length_exceeded"
+		e.Status, e.Code = http.StatusBadRequest, provider.ContextLengthCode
 	case strings.Contains(lower, "content filtering"), strings.Contains(lower, "content policy"):
 		e.Status, e.Code = http.StatusBadRequest, "content_filter"
 	case e.Status == http.StatusNotFound:

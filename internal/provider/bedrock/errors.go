@@ -66,7 +66,7 @@ func (a *adapter) classify(err error, model string) error {
 		e.Status, e.Type = http.StatusBadRequest, "invalid_request_error"
 		// Bedrock names no code for a too-long prompt; its messages say "too long".
 		if lower := strings.ToLower(api.ErrorMessage()); strings.Contains(lower, "too long") || strings.Contains(lower, "context window") || strings.Contains(lower, "input length") {
-			e.Code = "context_length_exceeded"
+			e.Code = provider.ContextLengthCode
 		}
 	default:
 		e.Reason, e.Type = provider.ReasonForStatus(status), "server_error"

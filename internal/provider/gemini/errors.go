@@ -59,7 +59,7 @@ func (a *adapter) apiError(status int, e gjson.Result) *provider.Error {
 	pe.Explain(a.name, msg)
 	switch {
 	case strings.Contains(lower, "maximum number of tokens"), strings.Contains(lower, "token count"), strings.Contains(lower, "context window"):
-		pe.Status, pe.Code = http.StatusBadRequest, "context_length_exceeded"
+		pe.Status, pe.Code = http.StatusBadRequest, provider.ContextLengthCode
 	case strings.Contains(lower, "safety"), strings.Contains(lower, "prohibited content"):
 		pe.Status, pe.Code = http.StatusBadRequest, "content_filter"
 	case pe.Status == http.StatusNotFound:
