@@ -91,6 +91,7 @@ func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
 		"AWS_XRAY_SDK_DISABLED=true",
+		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, // every function's (Globals), unused here
 		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
 		"SECUREAI_TABLE_AUDIT=" + tables.Audit, "SECUREAI_WEBHOOK_QUEUE_URL=" + aws.ToString(q.QueueUrl),
 		"SECUREAI_WEBHOOKS_ALLOW_PRIVATE=true", // the receiver is on loopback

@@ -20,10 +20,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
 
@@ -40,7 +42,9 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 // The events each function must have, by the suffix of events/<function>-<kind>.json.
 var (
 	chatKinds   = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
-	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "bad-key"}}
+	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "bad-key"},
+		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain"},
+		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
 )
 
 // response is a function's answer, whichever way it came back.
@@ -67,6 +71,7 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 		t.FailNow() // buildAll reported why
 	}
 
+	var bundleID string // of openai-chat's plain answer, for the receipts function
 	for _, fn := range functions {
 		t.Run(fn, func(t *testing.T) {
 			main, err := os.ReadFile(filepath.Join(root, "functions", fn, "main.go"))
@@ -90,6 +95,9 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 						t.Errorf("no X-Request-Id header in %v", resp.header)
 					}
 					check(t, fn, kind, resp)
+					if fn == "openai-chat" && kind == "plain" {
+						bundleID, _ = lookup(jsonBody(t, resp, http.StatusOK), "secureai", "smltp_bundle_id").(string)
+					}
 					if t.Failed() {
 						t.Logf("function output so far:\n%s", lambda.Output())
 					}
@@ -98,6 +106,13 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 			if fn == "classic-chat" {
 				t.Run("idempotent-replay", func(t *testing.T) {
 					checkReplay(t, invoke, files[fn]["streaming"])
+				})
+			}
+			if fn == "receipts" {
+				// openai-chat ran first (functions run in name order): its served request's receipt,
+				// put by the chat function, is read back by this one.
+				t.Run("served-request", func(t *testing.T) {
+					checkReceipt(t, invoke, files[fn]["not-found"], bundleID)
 				})
 			}
 		})
@@ -218,7 +233,10 @@ func awsFixture(t *testing.T) []string {
 	cfg := testenv.AWSConfig(t, endpoint)
 
 	db := dynamodb.NewFromConfig(cfg)
-	tables := dynamostore.Tables{APIKeys: testenv.UniqueName(t, "keys"), Idempotency: testenv.UniqueName(t, "idem")}
+	tables := dynamostore.Tables{APIKeys: testenv.UniqueName(t, "keys"), Idempotency: testenv.UniqueName(t, "idem"),
+		Limits: testenv.UniqueName(t, "limits"), Users: testenv.UniqueName(t, "users"), Receipts: testenv.UniqueName(t, "receipts"),
+		CircuitBreakers: testenv.UniqueName(t, "breakers"), Webhooks: testenv.UniqueName(t, "wh"),
+		WebhookAttempts: testenv.UniqueName(t, "wha"), Audit: testenv.UniqueName(t, "audit")}
 	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +258,25 @@ func awsFixture(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The signing keyset, as `admin rotate-signing-key -secret` leaves it after the first deploy.
+	keyset, err := signing.NewKeyset(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(keyset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signingSecret, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name: aws.String(testenv.UniqueName(t, "signing-keys")), SecretString: aws.String(string(raw)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(testenv.UniqueName(t, "events"))})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	return []string{
 		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
@@ -248,7 +285,12 @@ func awsFixture(t *testing.T) []string {
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
 		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=", // stream, as in the cloud
 		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, "SECUREAI_TABLE_IDEMPOTENCY=" + tables.Idempotency,
+		"SECUREAI_TABLE_LIMITS=" + tables.Limits, "SECUREAI_TABLE_USERS=" + tables.Users,
+		"SECUREAI_TABLE_RECEIPTS=" + tables.Receipts, "SECUREAI_TABLE_CIRCUIT_BREAKERS=" + tables.CircuitBreakers,
+		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
+		"SECUREAI_TABLE_AUDIT=" + tables.Audit,
 		"SECUREAI_PROVIDER_SECRET_ARN=" + aws.ToString(secret.ARN),
+		"SECUREAI_SIGNING_SECRET_ARN=" + aws.ToString(signingSecret.ARN), "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
 		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
 	}
 }
@@ -403,6 +445,38 @@ func check(t *testing.T, fn, kind string, r response) {
 				t.Errorf("models %v lack %s", ids, want)
 			}
 		}
+
+	case "policy-check/plain":
+		// The dry run of the failover sample: every check passes, and nothing is called.
+		v := jsonBody(t, r, http.StatusOK)
+		expectTrue(t, v, "allowed")
+	case "policy-check/bad-key", "usage/bad-key", "receipts/bad-key", "admin/bad-key":
+		v := classicError(t, r, http.StatusUnauthorized)
+		expectString(t, v, "Invalid API key", "error")
+	case "usage/plain":
+		v := jsonBody(t, r, http.StatusOK)
+		expectTrue(t, v, "success")
+		if _, ok := lookup(v, "points", "remaining").(float64); !ok {
+			t.Errorf("points.remaining = %#v, want a number", lookup(v, "points", "remaining"))
+		}
+	case "jwks/plain":
+		// Public: the sample carries no key.
+		if ct := r.header.Get("Content-Type"); ct != "application/jwk-set+json" {
+			t.Errorf("Content-Type %q, want application/jwk-set+json", ct)
+		}
+		r.header.Set("Content-Type", "application/json") // the rest as any JSON answer
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "OKP", "keys", 0, "kty")
+		expectString(t, v, "Ed25519", "keys", 0, "crv")
+		expectNonEmpty(t, v, "keys", 0, "kid")
+		if d := lookup(v, "keys", 0, "d"); d != nil {
+			t.Errorf("the JWKS publishes a private key part: d = %v", d)
+		}
+	case "receipts/not-found":
+		classicError(t, r, http.StatusNotFound)
+	case "admin/not-admin":
+		v := classicError(t, r, http.StatusForbidden)
+		expectString(t, v, "Access denied", "error")
 	default:
 		t.Fatalf("no check for %s %s", fn, kind)
 	}
@@ -437,6 +511,26 @@ func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event [
 		t.Errorf("replayed %q (%s), want the first answer %q (%s)", again.body, again.header.Get("Content-Type"),
 			first.body, first.header.Get("Content-Type"))
 	}
+}
+
+// checkReceipt reads the receipt of bundleID (a served request's) through the receipts function,
+// with the not-found sample's key and shape.
+func checkReceipt(t *testing.T, invoke func(*testing.T, []byte) response, event []byte, bundleID string) {
+	if bundleID == "" {
+		t.Fatal("openai-chat's plain answer carried no secureai.smltp_bundle_id")
+	}
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev.Path = "/receipts/" + bundleID
+	ev.PathParameters = map[string]string{"bundleId": bundleID}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := jsonBody(t, invoke(t, b), http.StatusOK)
+	expectString(t, v, bundleID, "bundle_id")
 }
 
 func jsonBody(t *testing.T, r response, status int) any {
