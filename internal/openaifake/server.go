@@ -33,12 +33,11 @@ type Server struct {
 
 	mu    sync.Mutex
 	calls map[string]int
-	last  map[string][]byte
 }
 
 // New returns a server whose slow model waits firstTokenDelay.
 func New(firstTokenDelay time.Duration) *Server {
-	return &Server{FirstTokenDelay: firstTokenDelay, calls: map[string]int{}, last: map[string][]byte{}}
+	return &Server{FirstTokenDelay: firstTokenDelay, calls: map[string]int{}}
 }
 
 // Calls returns how many requests model received.
@@ -48,29 +47,19 @@ func (s *Server) Calls(model string) int {
 	return s.calls[model]
 }
 
-// LastBody returns the last request body sent for model.
-func (s *Server) LastBody(model string) []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last[model]
-}
-
 // ServeHTTP answers POST …/chat/completions.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "unknown route")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	model, stream, includeUsage, err := readRequest(r)
 	if err != nil {
 		return
 	}
-	model := gjson.GetBytes(body, "model").String()
 	s.mu.Lock()
 	s.calls[model]++
-	s.last[model] = body
 	s.mu.Unlock()
-	stream := gjson.GetBytes(body, "stream").Bool()
 
 	switch model {
 	case "error-500":
@@ -92,13 +81,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	case "ok", "tools", "slow-first-token", "cut", "cut-before-token", "stall", "malformed", "malformed-first", "no-done", "no-done-hold", "stream-error":
 		if stream {
-			s.stream(w, r, model, gjson.GetBytes(body, "stream_options.include_usage").Bool())
+			s.stream(w, r, model, includeUsage)
 		} else {
 			s.complete(w, r, model)
 		}
 	default:
 		writeError(w, 404, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist.", model))
 	}
+}
+
+// readRequest reads the three fields the fake acts on. The body is read into one buffer of its
+// declared length (io.ReadAll would grow through a dozen doublings) and dropped on return: as the
+// demo provider the fake runs inside the gateway's process, so a multi-MB prompt kept or copied
+// here is the gateway's memory.
+func readRequest(r *http.Request) (model string, stream, includeUsage bool, err error) {
+	var body []byte
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(r.Body)
+	}
+	if err != nil {
+		return "", false, false, err
+	}
+	got := gjson.GetManyBytes(body, "model", "stream", "stream_options.include_usage")
+	return got[0].String(), got[1].Bool(), got[2].Bool(), nil
 }
 
 // abort drops the connection without an answer, as a crashed upstream or reset does.
