@@ -3,6 +3,8 @@ package catalog
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -57,11 +59,41 @@ type Listing struct {
 func NewListing(c *Catalog, credential func(name string) string) *Listing {
 	l := &Listing{cat: c, unavailable: map[string]string{}}
 	for name, pc := range c.Providers {
-		if pc.APIKeyEnv != "" && credential(pc.APIKeyEnv) == "" {
+		switch {
+		case pc.APIKeyEnv != "" && credential(pc.APIKeyEnv) == "":
 			l.unavailable[name] = fmt.Sprintf("provider %s has no credential configured (%s is not set)", name, pc.APIKeyEnv)
+		case pc.Type == "bedrock" && !awsCredentials(credential):
+			l.unavailable[name] = fmt.Sprintf("provider %s has no AWS credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID, or run where a role provides them)", name)
 		}
 	}
 	return l
+}
+
+// awsCredentials reports whether an AWS credential source is visible without asking the network:
+// keys or a profile in the environment, a shared credentials or config file, a web identity
+// token, a container credentials endpoint, or a Lambda function (whose role's keys are in its
+// environment). The SDK's last resort, the EC2 instance metadata service, is not probed: on a
+// laptop that would stall the first call for seconds before failing.
+func awsCredentials(getenv func(string) string) bool {
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_LAMBDA_FUNCTION_NAME"} {
+		if getenv(v) != "" {
+			return true
+		}
+	}
+	files := []string{getenv("AWS_SHARED_CREDENTIALS_FILE"), getenv("AWS_CONFIG_FILE")}
+	if home, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(home, ".aws", "credentials"), filepath.Join(home, ".aws", "config"))
+	}
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Available lists the models whose provider is configured and has its credential, in name order.
