@@ -12,8 +12,16 @@
 //     RESPONSE_STREAM. Under `sam local` (AWS_SAM_LOCAL=true), which cannot pass a
 //     stream, the same handler answers with a buffered response instead.
 //
-// A handler that fails after its status has gone out aborts the response the
-// net/http way, panic(http.ErrAbortHandler), after writing its error frame: the
-// local server then drops the connection and the Lambda runtime reports the
-// failure to the client, so neither path looks like a clean end of stream.
+// A stream the handler interrupts (a provider that fails after the first token,
+// the request's deadline reached) ends with its surface's error frame and then
+// ends normally, as on the local server: the frame, with no [DONE] after it, is
+// what tells the client. Only a handler that panics after its status has gone out
+// (panic(http.ErrAbortHandler) included) aborts the stream: the body is closed
+// with a *StreamError, which the runtime reports in the
+// Lambda-Runtime-Function-Error-Type trailer; a panic before the status is an
+// invocation error.
+//
+// The handler's request context is the invocation's, so its deadline is the
+// invocation's; a caller that must answer before the runtime kills the function
+// (internal/cloud) gives its handler an earlier one.
 package awslambda

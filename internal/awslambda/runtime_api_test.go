@@ -131,6 +131,23 @@ func TestStreamingOverRuntimeAPI(t *testing.T) {
 		})
 	}
 
+	// The gateway's surfaces end an interrupted stream this way: the error frame (no [DONE]) is
+	// what tells the client, and the stream itself ends normally.
+	t.Run("an interrupted stream ends cleanly after its error frame", func(t *testing.T) {
+		inv := rt.invoke(event(t, "/interrupt", ""))
+		var got []byte
+		inv.readUntil(t, &got, "data: first\n\n")
+		rt.release <- struct{}{}
+		inv.readAll(t, &got)
+
+		if _, body := splitPrelude(t, got); body != "data: first\n\ndata: {\"error\":{\"message\":\"upstream cut\"}}\n\n" {
+			t.Errorf("body = %q, want the first chunk and the error frame", body)
+		}
+		if et := inv.trailer.Get("Lambda-Runtime-Function-Error-Type"); et != "" {
+			t.Errorf("an interrupted stream carried the error trailer %q", et)
+		}
+	})
+
 	t.Run("mid-stream abort is reported in the error trailers", func(t *testing.T) {
 		inv := rt.invoke(event(t, "/abort", ""))
 		var got []byte

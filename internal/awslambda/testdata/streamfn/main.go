@@ -3,8 +3,9 @@
 // the test (GET $STREAMFN_RELEASE_URL, when set) before it writes the rest, so a
 // test can see the first chunk arrive while the handler is still running.
 //
-// ?status=N sets the status; the path /abort fails the stream after the wait and
-// /panic fails before anything is written.
+// ?status=N sets the status; the path /interrupt ends the stream after the wait
+// with an error frame, as the gateway's surfaces do; /abort panics after that
+// frame, and /panic fails before anything is written.
 package main
 
 import (
@@ -40,7 +41,11 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		}
 		resp.Body.Close()
 	}
-	if r.URL.Path == "/abort" {
+	switch r.URL.Path {
+	case "/interrupt":
+		io.WriteString(w, "data: {\"error\":{\"message\":\"upstream cut\"}}\n\n")
+		return
+	case "/abort":
 		io.WriteString(w, "data: {\"error\":{\"message\":\"upstream cut\"}}\n\n")
 		panic(http.ErrAbortHandler)
 	}
