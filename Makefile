@@ -12,6 +12,7 @@ help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 run: ## run the gateway on 127.0.0.1:8080 (PORT overrides) with the embedded store and the demo provider
+	@echo "make run: building the gateway (the first run downloads and compiles its dependencies: a minute or two)…"
 	go run ./cmd/gateway
 
 test: lint unit ## run every test: vet, staticcheck, go test -race, AWS contract and emulator tests
