@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -212,4 +214,35 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 func mustJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// The official OpenAI Go SDK reads a resumed stream as one answer: the whole text, and the
+// report of the resume on its last chunk.
+func TestResumeThroughTheOpenAISDK(t *testing.T) {
+	gw, _ := newResumeGateway(t)
+	srv := httptest.NewServer(gw.Mux())
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(apikey.NewSecret()), option.WithMaxRetries(0))
+	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "p/cut", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("count")}},
+		option.WithJSONSet("fallback_models", []string{"p/cont"}),
+		option.WithJSONSet("redundancy", map[string]any{"on_interrupt": "resume"}))
+	var text strings.Builder
+	var report gjson.Result
+	for stream.Next() {
+		c := stream.Current()
+		if len(c.Choices) > 0 {
+			text.WriteString(c.Choices[0].Delta.Content)
+		}
+		if f := gjson.Get(c.RawJSON(), "secureai.failover"); f.Exists() {
+			report = f
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	attempts := report.Get("attempts").Array()
+	if text.String() != tokens(0, 60) || len(attempts) != 2 || attempts[1].Get("status").String() != "resumed" {
+		t.Errorf("text %q, report %s", text.String(), report.Raw)
+	}
 }
