@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/tidwall/gjson"
 )
 
 // env is a gateway on the embedded store in front of a fake upstream whose model names choose
@@ -26,15 +28,25 @@ import (
 type env struct {
 	url      string
 	fake     *openaifake.Server
-	user     string // secret of a normal key (userId "u1")
-	admin    string // secret of an admin key
-	otherKey string // secret of a second normal key (userId "u2")
+	mu       sync.Mutex
+	bodies   map[string][]byte // the last request body each upstream model received
+	user     string            // secret of a normal key (userId "u1")
+	admin    string            // secret of an admin key
+	otherKey string            // secret of a second normal key (userId "u2")
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	fake := openaifake.New(300 * time.Millisecond)
-	up := httptest.NewServer(fake)
+	e := &env{fake: fake, bodies: map[string][]byte{}}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		e.mu.Lock()
+		e.bodies[gjson.GetBytes(body, "model").String()] = body
+		e.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fake.ServeHTTP(w, r)
+	}))
 	t.Cleanup(up.Close)
 
 	cat := &catalog.Catalog{
@@ -50,7 +62,6 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	e := &env{fake: fake}
 	e.user = addKey(t, store, "u1", false)
 	e.admin = addKey(t, store, "admin", true)
 	e.otherKey = addKey(t, store, "u2", false)
@@ -64,6 +75,13 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	return e
+}
+
+// lastBody is the last request body model received upstream.
+func (e *env) lastBody(model string) []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bodies[model]
 }
 
 func addKey(t *testing.T, store *boltstore.Store, user string, admin bool) string {

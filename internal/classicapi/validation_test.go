@@ -141,7 +141,7 @@ func TestUpstreamBody(t *testing.T) {
 			if res.status != 200 {
 				t.Fatalf("status %d: %s", res.status, res.body)
 			}
-			if got := string(e.fake.LastBody("ok")); got != tt.want {
+			if got := string(e.lastBody("ok")); got != tt.want {
 				t.Errorf("upstream body\n got %s\nwant %s", got, tt.want)
 			}
 		})

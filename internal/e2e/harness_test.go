@@ -35,6 +35,7 @@ const fast = `{"timeout_ms":1000,"first_token_timeout_ms":500}`
 // upstreamCall is one request the fake upstream received.
 type upstreamCall struct {
 	model string
+	body  []byte          // as received
 	ctx   context.Context // the upstream request's context: done when the gateway let go
 	start time.Time
 	end   chan time.Time // receives when the handler returned
@@ -56,7 +57,7 @@ func newUpstream(t *testing.T) *upstream {
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		c := &upstreamCall{model: gjson.GetBytes(body, "model").String(), ctx: r.Context(), start: time.Now(), end: make(chan time.Time, 1)}
+		c := &upstreamCall{model: gjson.GetBytes(body, "model").String(), body: body, ctx: r.Context(), start: time.Now(), end: make(chan time.Time, 1)}
 		u.mu.Lock()
 		u.all = append(u.all, c)
 		u.mu.Unlock()
@@ -69,6 +70,18 @@ func newUpstream(t *testing.T) *upstream {
 	}))
 	t.Cleanup(u.srv.Close)
 	return u
+}
+
+// lastBody is the body of the last request model received.
+func (u *upstream) lastBody(model string) []byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := len(u.all) - 1; i >= 0; i-- {
+		if u.all[i].model == model {
+			return u.all[i].body
+		}
+	}
+	return nil
 }
 
 func (u *upstream) recorded() []*upstreamCall {

@@ -54,7 +54,7 @@ func TestPassthrough(t *testing.T) {
 				// usage chunk is still withheld (checked in TestFaults), its other options kept.
 				want["stream_options"] = map[string]any{"include_usage": true, "x_opt": float64(1)}
 			}
-			first, second := e.up.fake.LastBody("error-500"), e.up.fake.LastBody("ok")
+			first, second := e.up.lastBody("error-500"), e.up.lastBody("ok")
 			for model, got := range map[string][]byte{"error-500": first, "ok": second} {
 				want["model"] = model
 				if g := decode(t, got); !reflect.DeepEqual(g, want) {
@@ -95,7 +95,7 @@ func TestStreamPassthrough(t *testing.T) {
 				t.Fatalf("status %d frames %q", r.status, r.frames)
 			}
 			// Ask the provider directly, as the gateway did.
-			direct := directStream(t, e, e.up.fake.LastBody(tc.model))
+			direct := directStream(t, e, e.up.lastBody(tc.model))
 			if !tc.usage {
 				direct = direct[:len(direct)-1] // the usage chunk the gateway asked for is withheld
 			}
