@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +24,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
@@ -656,4 +659,110 @@ func expectTrue(t *testing.T, v any, path ...any) {
 	if b, _ := lookup(v, path...).(bool); !b {
 		t.Errorf("%v = %#v, want true", path, lookup(v, path...))
 	}
+}
+
+// TestChatFunctionsAtThePlatformLimits runs both chat functions at Lambda's limits.
+//
+// The deadline: with a 3 s function timeout and a provider that sends three tokens and then
+// nothing, each stream ends before the runtime's deadline with its surface's error frame, code
+// deadline_exceeded, and no [DONE] — streamed as in the cloud, and collected whole in the buffered
+// AWS_SAM_LOCAL mode.
+//
+// The payload: a body one byte over the cloud's default limit (which fits in Lambda's 6 MB
+// request payload with its event around it) reaches the function and is refused with a 413 in
+// the surface's envelope.
+func TestChatFunctionsAtThePlatformLimits(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	functions := []string{"openai-chat", "classic-chat"}
+	built := make(chan map[string]string, 1)
+	go func() { built <- buildAll(t, root, functions) }()
+	env := awsFixture(t)
+	upstream := httptest.NewServer(openaifake.New(time.Minute))
+	t.Cleanup(upstream.Close)
+	overlay := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.WriteFile(overlay, []byte(`{"providers":{"fake":{"type":"openai","base_url":"`+upstream.URL+`/v1"}},
+		"models":{"fake/stall":{"upstream":"stall","regions":["us"],"pricing":{"input_per_1m":0,"output_per_1m":0},"points":1,"context_window":8192}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 3 * time.Second
+	env = append(env, "SECUREAI_CONFIG="+overlay, fmt.Sprintf("AWS_LAMBDA_FUNCTION_TIMEOUT=%d", int(timeout.Seconds())))
+	bins := <-built
+	if bins == nil {
+		t.FailNow()
+	}
+
+	for _, fn := range functions {
+		b, err := os.ReadFile(filepath.Join(root, "events", fn+"-streaming.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := strings.Replace(string(b), `\"model\":\"demo/ok\"`, `\"model\":\"fake/stall\"`, 1)
+		if ev == string(b) {
+			t.Fatalf("events/%s-streaming.json no longer asks for demo/ok; update this test", fn)
+		}
+		t.Run(fn+"/body-over-the-limit", func(t *testing.T) {
+			lambda := testenv.StartLambda(t, bins[fn], append(slices.Clone(env), "AWS_SAM_LOCAL=")...)
+			var e events.APIGatewayProxyRequest
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatal(err)
+			}
+			pad := strings.Repeat("x", int(cloud.DefaultMaxBody))
+			e.Body = `{"model":"demo/ok","messages":[{"role":"user","content":"` + pad + `"}]}`
+			if fn == "classic-chat" {
+				e.Body = `{"model":"demo/ok","index":"Zero-Knowledge","prompt":"` + pad + `"}`
+			}
+			payload, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(payload) > int(cloud.MaxBodyCap) {
+				t.Fatalf("the event is %d bytes, over Lambda's payload cap: the default limit leaves too little room", len(payload))
+			}
+			resp := decodeStreamed(t, lambda.Invoke(t, payload))
+			if fn == "classic-chat" {
+				classicError(t, resp, http.StatusRequestEntityTooLarge)
+			} else {
+				v := jsonBody(t, resp, http.StatusRequestEntityTooLarge)
+				expectString(t, v, "invalid_request_error", "error", "type")
+			}
+		})
+		for _, mode := range []struct {
+			name   string
+			env    string
+			decode func(*testing.T, []byte) response
+		}{
+			{"streamed", "AWS_SAM_LOCAL=", decodeStreamed},
+			{"sam-local-buffered", "AWS_SAM_LOCAL=true", decodeBuffered},
+		} {
+			t.Run(fn+"/"+mode.name, func(t *testing.T) {
+				lambda := testenv.StartLambda(t, bins[fn], append(slices.Clone(env), mode.env)...)
+				start := time.Now()
+				resp := mode.decode(t, lambda.Invoke(t, []byte(ev)))
+				if took := time.Since(start); took >= timeout {
+					t.Errorf("answered after %v, not before the %v function timeout", took, timeout)
+				}
+				body := string(resp.body)
+				if resp.status != http.StatusOK || strings.Contains(body, "[DONE]") {
+					t.Fatalf("status %d, body:\n%s\nwant 200 and a stream without [DONE]\n%s", resp.status, body, lambda.Output())
+				}
+				frames := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+				last := lookup(decodeFrame(t, frames[len(frames)-1]), "error", "code")
+				if fn == "classic-chat" {
+					last = lookup(decodeFrame(t, frames[len(frames)-1]), "data", "code")
+				}
+				if last != "deadline_exceeded" || len(frames) < 3 {
+					t.Errorf("%d frames ending with code %v, want the tokens then an error frame with deadline_exceeded:\n%s", len(frames), last, body)
+				}
+			})
+		}
+	}
+}
+
+func decodeFrame(t *testing.T, frame string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(frame, "data: ")), &v); err != nil {
+		t.Errorf("frame %q is not JSON: %v", frame, err)
+	}
+	return v
 }
