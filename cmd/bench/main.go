@@ -1,10 +1,12 @@
 // Command bench measures the latency the gateway adds over a direct call to a zero-delay fake
 // upstream, both on loopback HTTP: p50/p90/p99 at each concurrency, time to first byte of
-// streams, allocations and CPU per request, and the live heap of long streams. Run it with
-// make bench; docs/benchmarks.md records its figures.
+// streams, allocations and CPU per request, and the live heap of long streams. Last it runs the
+// local server as its own process under 100 concurrent 7 MB requests and reports its peak
+// resident memory. Run it with make bench; docs/benchmarks.md records its figures.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -25,7 +27,17 @@ func main() {
 	long := flag.String("long", "1000,10000,100000", "comma-separated content chunks of the long streams (empty: skip)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measurements to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	latency := flag.Bool("latency", true, "measure latency (false: only the large-body memory run)")
+	bodies := flag.String("bodies", "100x7000000", "concurrent requests x body bytes sent to the local server process, whose peak RSS is measured (empty: skip)")
+	bodyEnv := flag.String("bodies-env", "", "space-separated NAME=VALUE settings for that server, e.g. SECUREAI_MAX_INFLIGHT_BODY_BYTES=134217728")
 	flag.Parse()
+
+	if *bodies != "" {
+		defer measureBodies(*bodies, strings.Fields(*bodyEnv))()
+	}
+	if !*latency {
+		return
+	}
 
 	cfg := latencybench.Config{Requests: *n, Warmup: *warmup, Rounds: *rounds}
 	var err error
@@ -92,6 +104,30 @@ func main() {
 		verdict = "NOT met (see the table)"
 	}
 	fmt.Printf("\nTargets (p50 added < 200µs, p99 added < 2ms): %s. Took %s.\n", verdict, time.Since(start).Round(time.Second))
+}
+
+// measureBodies parses "NxSIZE" at once (a typo fails before the latency run) and returns the
+// run, made last so the latency figures are not taken beside a server process full of bodies.
+func measureBodies(spec string, env []string) func() {
+	n, size, ok := strings.Cut(spec, "x")
+	requests, err1 := strconv.Atoi(n)
+	bytes, err2 := strconv.Atoi(size)
+	if !ok || err1 != nil || err2 != nil || requests <= 0 || bytes <= 0 {
+		fail(fmt.Errorf("-bodies: want REQUESTSxBYTES such as 100x7000000, got %q", spec))
+	}
+	return func() {
+		cfg := latencybench.BodyMemConfig{Requests: requests, Size: bytes, Env: env}
+		r, err := latencybench.BodyMemory(context.Background(), cfg)
+		if err != nil {
+			fail(err)
+		}
+		latencybench.ReportBodyMemory(os.Stdout, []latencybench.BodyMemRun{r})
+		verdict := "met"
+		if r.PeakRSS >= latencybench.TargetBodyPeakRSS {
+			verdict = "NOT met"
+		}
+		fmt.Printf("\nTarget (peak RSS < %d MB): %s.\n", latencybench.TargetBodyPeakRSS>>20, verdict)
+	}
 }
 
 func ints(s string) ([]int, error) {

@@ -107,6 +107,7 @@ func bodyLimits(env *envvar.Reader) (httpapi.BodyLimits, error) {
 	l := httpapi.BodyLimits{
 		ReadTimeout:   env.PositiveDuration("SECUREAI_BODY_READ_TIMEOUT", httpapi.DefaultBodyReadTimeout),
 		InflightBytes: env.Positive("SECUREAI_MAX_INFLIGHT_BODY_BYTES", httpapi.DefaultInflightBodyBytes),
+		Wait:          httpapi.DefaultBodyWait,
 	}
 	return l, env.Err()
 }

@@ -18,6 +18,10 @@ const DefaultInflightBodyBytes = 64 << 20
 // DefaultBodyReadTimeout is how long the local server waits for a whole request body.
 const DefaultBodyReadTimeout = 30 * time.Second
 
+// DefaultBodyWait is how long a request waits for room in the in-flight budget: at loopback
+// speeds a few hundred MB of bodies pass through in that time.
+const DefaultBodyWait = 10 * time.Second
+
 // busyRetryAfter is the Retry-After of a request refused for want of body memory: bodies in
 // flight finish within a second or two at loopback speeds.
 const busyRetryAfter = time.Second
@@ -36,18 +40,21 @@ const busyRetryAfter = time.Second
 //     connection is closed). Handlers that read bodies themselves (admin routes) are bounded as
 //     well; their short work must end before the deadline or their context is cancelled.
 //   - InflightBytes caps the body bytes that all requests in flight may hold together. A request
-//     whose body does not fit is refused at once with 503 and Retry-After (fault.Unavailable)
-//     before a byte of it is read, rather than queued: a queue of 7 MB bodies is memory too.
+//     whose body does not fit waits, first come first served, for up to Wait before a byte of it
+//     is read — a waiting body stays in the client and the kernel's socket buffers, not in the
+//     gateway — and is then refused with 503 and Retry-After (fault.Unavailable). Its read
+//     deadline starts again once it has room, so waiting does not eat the time to send the body.
 //
-// Zero fields set no bound.
+// Zero fields set no bound (Wait zero: refuse at once).
 type BodyLimits struct {
 	ReadTimeout   time.Duration
 	InflightBytes int64
+	Wait          time.Duration
 }
 
 // Wrap applies the limits to every request next serves; ReadJSONObject enforces them.
 func (l BodyLimits) Wrap(next http.Handler) http.Handler {
-	g := &bodyGate{inflight: l.InflightBytes}
+	g := &bodyGate{inflight: l.InflightBytes, wait: l.Wait, readTimeout: l.ReadTimeout}
 	if l.InflightBytes > 0 {
 		g.sem = semaphore.NewWeighted(l.InflightBytes)
 	}
@@ -68,8 +75,10 @@ func (l BodyLimits) Wrap(next http.Handler) http.Handler {
 
 // bodyGate is one server's shared body budget.
 type bodyGate struct {
-	inflight int64
-	sem      *semaphore.Weighted // nil: no cap
+	inflight    int64
+	wait        time.Duration
+	readTimeout time.Duration
+	sem         *semaphore.Weighted // nil: no cap
 }
 
 // bodyTicket is one request's share of the gate: the bytes it holds until its handler returns,
@@ -87,8 +96,9 @@ func ticketOf(ctx context.Context) *bodyTicket {
 	return t
 }
 
-// reserve takes n body bytes from the budget, or explains why the server is too busy.
-func (t *bodyTicket) reserve(n int64) error {
+// reserve takes n body bytes from the budget, waiting for room up to the gate's wait, or
+// explains why the server is too busy.
+func (t *bodyTicket) reserve(ctx context.Context, n int64) error {
 	if t == nil || t.gate.sem == nil || n <= 0 {
 		return nil
 	}
@@ -96,12 +106,26 @@ func (t *bodyTicket) reserve(n int64) error {
 	// instead of never fitting.
 	n = min(n, t.gate.inflight)
 	if !t.gate.sem.TryAcquire(n) {
-		return fault.New(fault.Unavailable, "Server busy", fmt.Sprintf(
-			"the gateway is holding its limit of %d bytes of request bodies; retry shortly", t.gate.inflight)).
-			WithCode("server_busy").WithRetryAfter(busyRetryAfter)
+		if t.gate.wait <= 0 {
+			return t.busy()
+		}
+		wctx, cancel := context.WithTimeout(ctx, t.gate.wait)
+		defer cancel()
+		if t.gate.sem.Acquire(wctx, n) != nil {
+			return t.busy()
+		}
+		if t.armed != nil { // the time to send the body starts when there is room for it
+			_ = t.armed.SetReadDeadline(time.Now().Add(t.gate.readTimeout))
+		}
 	}
 	t.held += n
 	return nil
+}
+
+func (t *bodyTicket) busy() error {
+	return fault.New(fault.Unavailable, "Server busy", fmt.Sprintf(
+		"the gateway is holding its limit of %d bytes of request bodies; retry shortly", t.gate.inflight)).
+		WithCode("server_busy").WithRetryAfter(busyRetryAfter)
 }
 
 func (t *bodyTicket) release() {

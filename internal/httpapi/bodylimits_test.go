@@ -176,3 +176,51 @@ func TestInflightBodyBudget(t *testing.T) {
 		t.Errorf("after the held request ended: status %d, want 200 (its bytes returned)", resp.StatusCode)
 	}
 }
+
+// Rule: a request that does not fit waits for room (first come, first served) up to the gate's
+// wait, and is served once a held body is released; past the wait it is refused with 503.
+func TestInflightBodyBudgetWaitsForRoom(t *testing.T) {
+	held, hold := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(httpapi.BodyLimits{InflightBytes: 100, Wait: clientBound}.Wrap(echoStatus(held, hold)))
+	defer srv.Close()
+	short := httptest.NewServer(httpapi.BodyLimits{InflightBytes: 100, Wait: 50 * time.Millisecond}.Wrap(echoStatus(held, hold)))
+	defer short.Close()
+	client := &http.Client{Timeout: clientBound}
+	post := func(url string, hold bool) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"p":"%s"}`, strings.Repeat("x", 52))))
+		if hold {
+			req.Header.Set("Hold", "1")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	holders := make(chan int, 2)
+	for _, url := range []string{srv.URL, short.URL} {
+		go func() { holders <- post(url, true) }()
+		<-held
+	}
+	if got := post(short.URL, false); got != http.StatusServiceUnavailable {
+		t.Errorf("no room within the wait: status %d, want 503", got)
+	}
+	waited := make(chan int)
+	go func() { waited <- post(srv.URL, false) }()
+	select {
+	case got := <-waited:
+		t.Fatalf("answered %d while the budget was full; want it to wait", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(hold)
+	if got := <-waited; got != http.StatusOK {
+		t.Errorf("after room was made: status %d, want 200", got)
+	}
+	for range 2 {
+		if got := <-holders; got != http.StatusOK {
+			t.Errorf("a held request: status %d", got)
+		}
+	}
+}
