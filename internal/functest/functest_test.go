@@ -22,7 +22,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
@@ -68,7 +71,8 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 
 	built := make(chan map[string]string, 1)
 	go func() { built <- buildAll(t, root, functions) }() // linking is the slow part; overlap it with moto
-	env := awsFixture(t)
+	fx := awsFixture(t)
+	env := fx.env
 	bins := <-built
 	if bins == nil {
 		t.FailNow() // buildAll reported why
@@ -100,6 +104,12 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					check(t, fn, kind, resp)
 					if fn == "openai-chat" && kind == "plain" {
 						bundleID, _ = lookup(jsonBody(t, resp, http.StatusOK), "secureai", "smltp_bundle_id").(string)
+					}
+					// The failover was published to the bus (EventBridge on moto) before the
+					// invocation ended, and nothing else was.
+					got := fx.events.types(t)
+					if want := kind == "failover"; want != slices.Equal(got, []string{"api:model_failover"}) || !want && len(got) != 0 {
+						t.Errorf("events on the bus after %s %s: %v", fn, kind, got)
 					}
 					if t.Failed() {
 						t.Logf("function output so far:\n%s", lambda.Output())
@@ -227,10 +237,77 @@ func buildAll(t *testing.T, root string, functions []string) map[string]string {
 	return bins
 }
 
-// awsFixture creates the tables, the provider secret and the events' key on moto and returns
-// the functions' environment. Everything AWS-related is set explicitly so nothing from the
+// fixture is the functions' environment on moto, and the queue where every event put on their
+// bus lands.
+type fixture struct {
+	env    []string
+	events *eventQueue
+}
+
+// eventQueue receives what a rule on the bus (every gateway event) delivers.
+type eventQueue struct {
+	sqs *sqs.Client
+	url string
+}
+
+// busQueue routes every gateway event on bus to a new queue.
+func busQueue(t *testing.T, cfg aws.Config, bus string) *eventQueue {
+	ctx := context.Background()
+	sqc, ebc := sqs.NewFromConfig(cfg), eventbridge.NewFromConfig(cfg)
+	q, err := sqc.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.UniqueName(t, "bus-events"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs, err := sqc.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := testenv.UniqueName(t, "all-events")
+	if _, err := ebc.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(rule), EventBusName: aws.String(bus),
+		EventPattern: aws.String(`{"source":["secureai.gateway"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ebc.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(rule), EventBusName: aws.String(bus),
+		Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)])}}}); err != nil {
+		t.Fatal(err)
+	}
+	return &eventQueue{sqs: sqc, url: aws.ToString(q.QueueUrl)}
+}
+
+// types drains the queue, without waiting, and returns the detail-types that have arrived: moto
+// routes an event to the queue within PutEvents, so what a function published before its
+// response ended is there when the invocation returns.
+func (q *eventQueue) types(t *testing.T) []string {
+	t.Helper()
+	var types []string
+	for {
+		out, err := q.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.url), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			return types
+		}
+		for _, m := range out.Messages {
+			var env struct {
+				DetailType string `json:"detail-type"`
+			}
+			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &env); err != nil {
+				t.Errorf("bus message %q is no EventBridge envelope: %v", aws.ToString(m.Body), err)
+			}
+			types = append(types, env.DetailType)
+			if _, err := q.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(q.url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// awsFixture creates the tables, the secrets, the event bus and the events' key on moto and
+// returns the functions' environment. Everything AWS-related is set explicitly so nothing from the
 // developer's environment (a profile, real credentials) can reach a real account.
-func awsFixture(t *testing.T) []string {
+func awsFixture(t *testing.T) (fx fixture) {
 	ctx := context.Background()
 	endpoint := testenv.Moto(t)
 	cfg := testenv.AWSConfig(t, endpoint)
@@ -276,12 +353,14 @@ func awsFixture(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(testenv.UniqueName(t, "events"))})
+	busName := testenv.UniqueName(t, "events")
+	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fx.events = busQueue(t, cfg, busName)
 
-	return []string{
+	fx.env = []string{
 		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
 		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
@@ -296,6 +375,7 @@ func awsFixture(t *testing.T) []string {
 		"SECUREAI_SIGNING_SECRET_ARN=" + aws.ToString(signingSecret.ARN), "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
 		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
 	}
+	return fx
 }
 
 // decodeBuffered reads a buffered function's output: one APIGatewayProxyResponse document.
@@ -676,7 +756,7 @@ func TestChatFunctionsAtThePlatformLimits(t *testing.T) {
 	functions := []string{"openai-chat", "classic-chat"}
 	built := make(chan map[string]string, 1)
 	go func() { built <- buildAll(t, root, functions) }()
-	env := awsFixture(t)
+	env := awsFixture(t).env
 	upstream := httptest.NewServer(openaifake.New(time.Minute))
 	t.Cleanup(upstream.Close)
 	overlay := filepath.Join(t.TempDir(), "catalog.json")
