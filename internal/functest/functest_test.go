@@ -121,6 +121,11 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					checkReplay(t, invoke, files[fn]["streaming"])
 				})
 			}
+			if fn == "admin" {
+				t.Run("admin-key", func(t *testing.T) {
+					checkAdmin(t, invoke, files[fn]["not-admin"], fx)
+				})
+			}
 			if fn == "receipts" {
 				// openai-chat ran first (functions run in name order): its served request's receipt,
 				// put by the chat function, is read back by this one.
@@ -240,8 +245,9 @@ func buildAll(t *testing.T, root string, functions []string) map[string]string {
 // fixture is the functions' environment on moto, and the queue where every event put on their
 // bus lands.
 type fixture struct {
-	env    []string
-	events *eventQueue
+	env      []string
+	events   *eventQueue
+	adminKey string // the secret of an admin key
 }
 
 // eventQueue receives what a rule on the bus (every gateway event) delivers.
@@ -326,6 +332,16 @@ func awsFixture(t *testing.T) (fx fixture) {
 	}
 	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: "key_events", Hash: hash,
 		Prefix: apikey.Prefix(eventKey), Name: "events", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	// An admin key made for this run only: the events/ samples carry none.
+	fx.adminKey = apikey.NewSecret()
+	adminHash, err := apikey.Hash(fx.adminKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: apikey.NewID(), Hash: adminHash, Admin: true,
+		Prefix: apikey.Prefix(fx.adminKey), Name: "functest admin", CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -593,6 +609,42 @@ func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event [
 	if !bytes.Equal(again.body, first.body) || again.header.Get("Content-Type") != first.header.Get("Content-Type") {
 		t.Errorf("replayed %q (%s), want the first answer %q (%s)", again.body, again.header.Get("Content-Type"),
 			first.body, first.header.Get("Content-Type"))
+	}
+}
+
+// checkAdmin sends the not-admin sample's GET /admin/api-keys with an admin key (the test key
+// is listed), then creates a key through POST /admin/api-keys: 201 with its secret shown once,
+// and an admin:api_key_created event on the bus by the time the invocation returns.
+func checkAdmin(t *testing.T, invoke func(*testing.T, []byte) response, event []byte, fx fixture) {
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev.Headers = maps.Clone(ev.Headers)
+	ev.MultiValueHeaders = maps.Clone(ev.MultiValueHeaders)
+	ev.Headers["Authorization"] = "Bearer " + fx.adminKey
+	ev.MultiValueHeaders["Authorization"] = []string{"Bearer " + fx.adminKey}
+	send := func(ev events.APIGatewayProxyRequest) response {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return invoke(t, b)
+	}
+	list := jsonBody(t, send(ev), http.StatusOK)
+	if !strings.Contains(fmt.Sprint(list), "key_events") {
+		t.Errorf("the key listing lacks the test key key_events: %v", list)
+	}
+
+	ev.HTTPMethod, ev.RequestContext.HTTPMethod = "POST", "POST"
+	ev.Body = `{"name":"made by functest"}`
+	ev.Headers["Content-Type"] = "application/json"
+	ev.MultiValueHeaders["Content-Type"] = []string{"application/json"}
+	created := jsonBody(t, send(ev), http.StatusCreated)
+	expectNonEmpty(t, created, "secret")
+	// (with admin:user_updated when the key's user is new)
+	if got := fx.events.types(t); !slices.Contains(got, "admin:api_key_created") {
+		t.Errorf("events on the bus after creating a key: %v, want admin:api_key_created among them", got)
 	}
 }
 
