@@ -43,10 +43,12 @@ import (
 )
 
 const (
-	// reserve is kept back from the invocation's deadline: a chain, a store call or the first
-	// request's build that runs out of time ends this much early, so the function still answers.
+	// reserve is kept back from the invocation's deadline: the whole request (HTTP), and every
+	// SDK call, ends this much early, so the function still answers (an error, the error frame of
+	// a stream) and hands over its events before the runtime stops it.
 	reserve = 500 * time.Millisecond
-	// chainReserve is kept back from the handler's deadline by a failover chain.
+	// chainReserve is kept back from the request's deadline by a failover chain: the time to
+	// write the answer after the last attempt it starts.
 	chainReserve = 100 * time.Millisecond
 	// The SDK's own retries stay short: a store or secret that is down must not use up the
 	// invocation in backoff, and an attempt that hangs is cut and tried again.
