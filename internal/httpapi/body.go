@@ -27,7 +27,7 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 		size = r.ContentLength
 	}
 	t := ticketOf(r.Context())
-	if err := t.reserve(size); err != nil {
+	if err := t.reserve(r.Context(), size); err != nil {
 		return nil, err
 	}
 	body, err := readBody(w, r, limit)
