@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
