@@ -46,6 +46,8 @@ type Config struct {
 	// CORSOrigin is SECUREAI_CORS_ORIGIN (the AllowedOrigins parameter, quoted as API Gateway
 	// wants it: 'https://app.example.com'), unquoted; "" when CORS is off ('').
 	CORSOrigin string
+	// SkipUnhealthy is SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say.
+	SkipUnhealthy bool
 	// Tracing is on in Lambda unless AWS_XRAY_SDK_DISABLED says otherwise.
 	Tracing bool
 }
@@ -74,6 +76,7 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 		AllowPrivateWebhooks: r.Bool(webhook.EnvAllowPrivate, false),
 		MaxBody:              maxBody(r),
 		KeyCacheTTL:          r.Duration("SECUREAI_KEY_CACHE_TTL", keycache.DefaultTTL),
+		SkipUnhealthy:        r.Bool("SECUREAI_SKIP_UNHEALTHY", false),
 		CORSOrigin: strings.Trim(r.Check("SECUREAI_CORS_ORIGIN", "", "an origin in single quotes such as 'https://app.example.com', '*' or ''",
 			optional(quotedOrigin)), "'"),
 		Tracing: tracing.Enabled(getenv),

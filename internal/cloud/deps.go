@@ -47,7 +47,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	t := c.Config.Tables
 	// No Budget: HTTP bounds every request by the invocation's deadline, and the classic surface's
 	// idempotency lease then covers the longest invocation Lambda allows.
-	d := gateway.Deps{
+	d := gateway.Deps{SkipUnhealthy: c.Config.SkipUnhealthy,
 		Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody,
 		HTTPClient: c.ProviderClient(), Engine: c.Engine(), Idempotency: c.Idempotency(),
 		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now},

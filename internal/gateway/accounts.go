@@ -52,7 +52,11 @@ func (d Deps) controls() (completion.Controls, error) {
 	return c, nil
 }
 
-func (d Deps) settings() chain.Settings { return chain.ProjectSettings }
+func (d Deps) settings() chain.Settings {
+	s := chain.ProjectSettings
+	s.SkipUnhealthy = d.SkipUnhealthy
+	return s
+}
 
 var (
 	adminRoutes   = []string{"/admin/"}

@@ -19,6 +19,7 @@ type Env struct {
 	MaxBody        int64         // SECUREAI_MAX_BODY_BYTES, default 8 MiB
 	Demo           bool          // SECUREAI_DEMO: the built-in demo provider, default on
 	BootstrapKey   string        // SECUREAI_BOOTSTRAP_KEY: the first admin key's secret
+	SkipUnhealthy  bool          // SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say, default false
 }
 
 // LoadEnv reads the environment; a malformed value is an *envvar.Error naming the variable.
@@ -32,6 +33,7 @@ func LoadEnv() (Env, error) {
 		MaxBody:        r.Positive("SECUREAI_MAX_BODY_BYTES", DefaultMaxBody),
 		Demo:           r.Bool("SECUREAI_DEMO", true),
 		BootstrapKey:   r.String("SECUREAI_BOOTSTRAP_KEY", ""),
+		SkipUnhealthy:  r.Bool("SECUREAI_SKIP_UNHEALTHY", false),
 	}
 	return e, r.Err()
 }

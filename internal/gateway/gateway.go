@@ -70,6 +70,8 @@ type Deps struct {
 	KeyCacheTTL time.Duration // how long a warm function may keep a key it read (told to admins)
 	// Webhooks serves /admin/webhooks… and /admin/audit-logs; nil where events are not kept.
 	Webhooks *webhookadmin.Handlers
+	// SkipUnhealthy is the deployment's default for skip_unhealthy (SECUREAI_SKIP_UNHEALTHY).
+	SkipUnhealthy bool
 }
 
 func (d Deps) withDefaults() Deps {

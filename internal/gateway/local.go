@@ -87,7 +87,8 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
 			Audit:        emit.AdminChanges(events.Publisher, time.Now, log),
 			Invalidate:   keys.Invalidate},
-		KeyCacheTTL: 0, // the local server's cache is invalidated at once
-		Webhooks:    events.Admin(nil),
+		KeyCacheTTL:   0, // the local server's cache is invalidated at once
+		Webhooks:      events.Admin(nil),
+		SkipUnhealthy: env.SkipUnhealthy,
 	}, wait, nil
 }
