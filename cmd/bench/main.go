@@ -28,6 +28,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measurements to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
 	latency := flag.Bool("latency", true, "measure latency (false: only the large-body memory run)")
+	withLimits := flag.Bool("limits", true, "also measure with request limits on (the local server's in-memory counters)")
 	bodies := flag.String("bodies", "100x7000000", "concurrent requests x body bytes sent to the local server process, whose peak RSS is measured (empty: skip)")
 	bodyEnv := flag.String("bodies-env", "", "space-separated NAME=VALUE settings for that server, e.g. SECUREAI_MAX_INFLIGHT_BODY_BYTES=134217728")
 	flag.Parse()
@@ -51,7 +52,7 @@ func main() {
 		runtime.MemProfileRate = 4096
 	}
 
-	env, err := latencybench.Start()
+	env, err := latencybench.Start(latencybench.Options{})
 	if err != nil {
 		fail(err)
 	}
@@ -98,6 +99,19 @@ func main() {
 		}
 		_ = pprof.Lookup("allocs").WriteTo(f, 0)
 		f.Close()
+	}
+	if *withLimits {
+		limited, err := latencybench.Start(latencybench.Options{Limits: true})
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("\nWith request limits on (every request counted in four windows, in memory):\n")
+		rows, err := latencybench.Measure(limited, cfg, os.Stdout)
+		if err != nil {
+			fail(err)
+		}
+		latencybench.Report(os.Stdout, rows)
+		limited.Close()
 	}
 	verdict := "met"
 	if !met {

@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/limits"
 )
 
 // Env is a running fake upstream and a gateway in front of it, both on loopback HTTP in this
@@ -42,8 +43,15 @@ func (m memKeys) KeyByHash(_ context.Context, hash string) (*apikey.Key, error) 
 	return m.key, nil
 }
 
+// Options choose what the gateway does per request besides the chain.
+type Options struct {
+	// Limits counts every request against the key's four windows with the local server's exact
+	// in-memory counter (limits high enough that the benchmark is never refused).
+	Limits bool
+}
+
 // Start starts the upstream and the gateway.
-func Start() (*Env, error) {
+func Start(o Options) (*Env, error) {
 	e := &Env{}
 	up, err := e.serve(Upstream{})
 	if err != nil {
@@ -61,8 +69,15 @@ func Start() (*Env, error) {
 	}
 	e.Secret = apikey.NewSecret()
 	hash, _ := apikey.Hash(e.Secret)
-	keys := memKeys{hash: hash, key: &apikey.Key{ID: "key_bench", Hash: hash, Name: "bench", CreatedAt: time.Now()}}
+	never := 1 << 40
+	keys := memKeys{hash: hash, key: &apikey.Key{ID: "key_bench", Hash: hash, Name: "bench", CreatedAt: time.Now(),
+		RateLimit: apikey.RateLimit{RequestsPerMinute: never, RequestsPerHour: never}, DailyLimit: never, MonthlyLimit: never}}
+	var limiter *limits.Limiter
+	if o.Limits {
+		limiter = &limits.Limiter{Counter: limits.NewMemory()}
+	}
 	gw, err := gateway.New(gateway.Deps{
+		Limits:     limiter,
 		Catalog:    cat,
 		Credential: func(string) string { return "" },
 		Keys:       keys,
