@@ -113,11 +113,12 @@ func (s *Store) AddViolation(_ context.Context, subject breaker.Subject, window,
 			return err
 		}
 		prefix := []byte(subject.String() + "#")
-		now := time.Now()
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			// A window that ended by the start of this one is stale: judged on the caller's clock
+			// (window), never this process's, so a breaker's clock is the only one that counts.
 			var rec violationRecord
-			if json.Unmarshal(v, &rec) != nil || !now.Before(rec.Expires) {
+			if json.Unmarshal(v, &rec) != nil || !window.Before(rec.Expires) {
 				if err := c.Delete(); err != nil {
 					return err
 				}
