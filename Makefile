@@ -6,7 +6,7 @@ export AWS_XRAY_SDK_DISABLED := true
 
 include $(wildcard mk/*.mk)
 
-.PHONY: help run test unit lint bench build invoke clean
+.PHONY: help run test unit lint bench build invoke invoke-local sam clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -54,3 +54,10 @@ build-AdminFunction: ; $(call lambda_build,admin,$(ARTIFACTS_DIR))
 invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
 	$(SAM) build --template template.yaml && $(SAM) local invoke $(FN) --event $(EVENT) --env-vars events/env.json
+
+invoke-local: test-tools ## run one function with one event without Docker (Lambda emulator + moto): make invoke-local FN=openai-chat EVENT=events/openai-chat-failover.json
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke-local FN=<functions/ dir, e.g. openai-chat> EVENT=events/<file>.json"; exit 2; }
+	@scripts/invoke-local.sh "$(FN)" "$(EVENT)"
+
+sam: test-tools ## run the pinned SAM CLI (.venv/bin/sam): make sam ARGS=build, make sam ARGS="deploy --guided"
+	$(SAM) $(ARGS)
