@@ -3,7 +3,8 @@
 // the webhook queue named by an --env-vars file (events/env.json), and the fixed sample key the
 // events carry, then prints the function's environment — the file's variables with the
 // emulator's endpoint — one NAME=value per line. scripts/invoke-local.sh (`make invoke-local`)
-// runs it against a moto_server it started and passes that environment to the function.
+// runs it against a moto_server it started and passes that environment to the function. Running it
+// again on the same emulator changes nothing.
 //
 //	localaws -endpoint http://127.0.0.1:5000 -env events/env.json -key sk-7e57…
 //
@@ -14,6 +15,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -84,8 +86,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	if c.SigningSecretARN != "" {
-		store := awssecrets.SigningKeys{API: secretsmanager.NewFromConfig(cfg), SecretID: c.SigningSecretARN}
-		if _, err := signing.Rotate(ctx, store, time.Now(), signing.DefaultKeepPrevious); err != nil {
+		if err := ensureKeyset(ctx, awssecrets.SigningKeys{API: secretsmanager.NewFromConfig(cfg), SecretID: c.SigningSecretARN}); err != nil {
 			return err
 		}
 	}
@@ -142,12 +143,27 @@ func readParams(path string) (map[string]string, error) {
 	return file.Parameters, nil
 }
 
-// createKey stores secret as the non-admin key the sample events are sent with.
+// createKey stores secret as the non-admin key the sample events are sent with, unless it is
+// there already.
 func createKey(ctx context.Context, s *dynamostore.Store, secret string) error {
 	hash, err := apikey.Hash(secret)
 	if err != nil {
 		return fmt.Errorf("-key: %w", err)
 	}
-	return s.CreateKey(ctx, &apikey.Key{ID: "key_events", Hash: hash, Prefix: apikey.Prefix(secret),
+	err = s.CreateKey(ctx, &apikey.Key{ID: "key_events", Hash: hash, Prefix: apikey.Prefix(secret),
 		Name: "events", CreatedAt: time.Now().UTC()})
+	if errors.Is(err, apikey.ErrExists) {
+		return nil
+	}
+	return err
+}
+
+// ensureKeyset creates the signing keyset, as `admin rotate-signing-key` does after a deploy,
+// unless the secret holds one already: a second run must not rotate under a running function.
+func ensureKeyset(ctx context.Context, store awssecrets.SigningKeys) error {
+	_, err := store.Keyset(ctx)
+	if errors.Is(err, signing.ErrNoKeyset) {
+		_, err = signing.Rotate(ctx, store, time.Now(), signing.DefaultKeepPrevious)
+	}
+	return err
 }
