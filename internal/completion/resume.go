@@ -25,6 +25,9 @@ type resumption struct {
 	inTool  bool
 	model   string // the model that continued; "" until one did
 	splice  bool
+	// dropPrefix is whitespace cut from the end of the prefix (Anthropic refuses a prefill that
+	// ends with it): the caller has it already, so it is cut from the continuation's first text.
+	dropPrefix string
 }
 
 // chunk tracks a chunk on its way to the caller and, after a resume, makes the continuation's
@@ -34,6 +37,10 @@ func (r *resumption) chunk(c provider.Chunk) provider.Chunk {
 		data, err := sjson.SetBytes(c.Data, "id", r.chunkID)
 		if err == nil {
 			data, err = sjson.DeleteBytes(data, "choices.0.delta.role")
+		}
+		if content := gjson.GetBytes(data, "choices.0.delta.content"); err == nil && r.dropPrefix != "" && content.Str != "" {
+			data, err = sjson.SetBytes(data, "choices.0.delta.content", strings.TrimPrefix(content.Str, r.dropPrefix))
+			r.dropPrefix = ""
 		}
 		if err == nil {
 			c.Data = data
@@ -132,7 +139,12 @@ func (st *Stream) resumeOnNext() bool {
 // by t's first-token timeout, like any attempt of the chain.
 func (st *Stream) continueOn(t chain.Target, route catalog.Route) (*Stream, context.CancelCauseFunc, error) {
 	c := st.call
-	body, err := continuation(c.Input.Body, st.resume.text.String(), route.Wire)
+	prefix := st.resume.text.String()
+	if route.Wire != "openai" {
+		trimmed := strings.TrimRight(prefix, " \t\r\n")
+		st.resume.dropPrefix, prefix = prefix[len(trimmed):], trimmed
+	}
+	body, err := continuation(c.Input.Body, prefix, route.Wire)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -246,3 +246,80 @@ func TestResumeThroughTheOpenAISDK(t *testing.T) {
 		t.Errorf("text %q, report %s", text.String(), report.Raw)
 	}
 }
+
+// anthropicContinuation is an Anthropic Messages server that continues an assistant prefill
+// natively: it checks the prefill is exactly the delivered text (trailing whitespace cut, which
+// Anthropic refuses) and streams the rest, starting with the space the model would write.
+func anthropicContinuation(t *testing.T, got chan<- []byte) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- body
+		msgs := gjson.GetBytes(body, "messages").Array()
+		last := msgs[len(msgs)-1]
+		if last.Get("role").String() != "assistant" || last.Get("content.0.text").String() != strings.TrimRight(tokens(0, 40), " ") {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"invalid_request_error","message":"final assistant content cannot end with trailing whitespace"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(name, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data) }
+		ev("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[],"stop_reason":null,"usage":{"input_tokens":80,"output_tokens":1}}}`)
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" "}}`)
+		for i := 40; i < 60; i++ {
+			text := fmt.Sprintf("t%d ", i)
+			if i == 59 {
+				text = "t59"
+			}
+			ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, text))
+		}
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" "}}`)
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":20}}`)
+		ev("message_stop", `{"type":"message_stop"}`)
+	}))
+}
+
+// An interrupted stream resumes natively on Anthropic: the delivered text becomes the assistant's
+// prefill (its trailing whitespace cut, as Anthropic requires, and not sent twice).
+func TestResumeOnAnthropic(t *testing.T) {
+	up := &resumeUpstream{continuations: make(chan []byte, 1)}
+	first := httptest.NewServer(up)
+	defer first.Close()
+	got := make(chan []byte, 1)
+	claude := anthropicContinuation(t, got)
+	defer claude.Close()
+	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{
+		"p":      {Type: "openai", BaseURL: first.URL + "/v1"},
+		"claude": {Type: "anthropic", BaseURL: claude.URL, APIKeyEnv: "CLAUDE_KEY"},
+	}, Models: map[string]*catalog.Model{
+		"p/cut":         {Name: "p/cut", Provider: "p", Upstream: "cut"},
+		"claude/sonnet": {Name: "claude/sonnet", Provider: "claude", Upstream: "claude-sonnet", ContinuePrefix: true},
+	}}
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "test-key" }, Keys: oneKey{},
+		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw.Mux())
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(
+		`{"models":["p/cut","claude/sonnet"],"stream":true,"redundancy":{"on_interrupt":"resume"},"messages":[{"role":"user","content":"count"}]}`))
+	req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var text strings.Builder
+	for _, line := range strings.Split(string(raw), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok && data != "[DONE]" {
+			text.WriteString(gjson.Get(data, "choices.0.delta.content").String())
+		}
+	}
+	if text.String() != tokens(0, 60) || !strings.HasSuffix(strings.TrimSpace(string(raw)), "data: [DONE]") {
+		t.Fatalf("text %q\n%s", text.String(), raw)
+	}
+	<-got
+}
