@@ -46,10 +46,10 @@ pids=()
 set -m
 cleanup() {
 	local pid
-	for pid in "${pids[@]}"; do
+	for pid in ${pids[@]+"${pids[@]}"}; do
 		kill -TERM -- "-$pid" 2>/dev/null || true
 	done
-	for pid in "${pids[@]}"; do
+	for pid in ${pids[@]+"${pids[@]}"}; do
 		wait "$pid" 2>/dev/null || true
 	done
 	rm -rf "$work"
@@ -90,9 +90,10 @@ pids+=("$build")
 
 port=$(free_port)
 "$moto" -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
-pids+=($!)
+moto_pid=$!
+pids+=("$moto_pid")
 endpoint=http://127.0.0.1:$port
-wait_http "$endpoint/moto-api/" moto_server "${pids[-1]}"
+wait_http "$endpoint/moto-api/" moto_server "$moto_pid"
 wait "$build" || fail "build failed"
 
 # Nothing from the caller's AWS setup (a profile, real credentials, a configured endpoint) may
@@ -104,14 +105,16 @@ export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=local
 key=sk-7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57
 env_lines=$("$work/localaws" -endpoint "$endpoint" -env events/env.json -key "$key" 2>"$work/localaws.log") ||
 	fail "preparing moto failed"
-mapfile -t fn_env <<<"$env_lines"
+fn_env=()
+while IFS= read -r line; do fn_env+=("$line"); done <<<"$env_lines"
 fn_env+=(SECUREAI_DEMO=true)
 
 api=127.0.0.1:$(free_port) emu=127.0.0.1:$(free_port)
 env "${fn_env[@]}" "$rie" --runtime-interface-emulator-address "$emu" --runtime-api-address "$api" \
 	"$work/bootstrap" >"$work/function.log" 2>&1 &
-pids+=($!)
-wait_http "http://$emu/" aws-lambda-rie "${pids[-1]}"
+rie_pid=$!
+pids+=("$rie_pid")
+wait_http "http://$emu/" aws-lambda-rie "$rie_pid"
 
 status=$(curl -s -o "$work/response" -w '%{http_code}' --max-time 120 -H 'Content-Type: application/json' \
 	--data-binary "@$event_abs" "http://$emu/2015-03-31/functions/function/invocations") || fail "invoke failed (curl exit $?)"
