@@ -9,7 +9,7 @@ include $(wildcard mk/*.mk)
 .PHONY: help run test unit lint bench build invoke invoke-local sam clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 run: ## run the gateway on 127.0.0.1:8080 (PORT overrides) with the embedded store and the demo provider
 	@echo "make run: building the gateway (the first run downloads and compiles its dependencies: a minute or two)…"
