@@ -57,9 +57,10 @@ func newService(t *testing.T, openaiFault, anthropicFault pt.Fault) (*completion
 	}
 	cat := &catalog.Catalog{
 		Providers: map[string]catalog.ProviderConfig{
-			"openai":    {Type: "openai", BaseURL: openaiURL, APIKeyEnv: "OPENAI_KEY"},
-			"anthropic": {Type: "anthropic", BaseURL: f.anthropic.URL, APIKeyEnv: "ANTHROPIC_KEY"},
-			"google":    {Type: "gemini", BaseURL: f.gemini.URL, APIKeyEnv: "GEMINI_KEY"},
+			// All opt in to entitlement tokens; only a service with a minter sends any.
+			"openai":    {Type: "openai", BaseURL: openaiURL, APIKeyEnv: "OPENAI_KEY", ReceiveEntitlement: true},
+			"anthropic": {Type: "anthropic", BaseURL: f.anthropic.URL, APIKeyEnv: "ANTHROPIC_KEY", ReceiveEntitlement: true},
+			"google":    {Type: "gemini", BaseURL: f.gemini.URL, APIKeyEnv: "GEMINI_KEY", ReceiveEntitlement: true},
 		},
 		Models: map[string]*catalog.Model{
 			gptModel:    {Name: gptModel, Provider: "openai", Upstream: "gpt-fake"},
