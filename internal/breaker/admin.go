@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
@@ -20,7 +21,7 @@ import (
 type Admin struct {
 	Breakers *Breakers
 	// Fail writes err (a *fault.Error) in the admin envelope.
-	Fail func(w http.ResponseWriter, r *http.Request, err error)
+	Fail httpapi.Render
 }
 
 // View is a breaker as the admin API shows it.
@@ -70,7 +71,7 @@ func (a Admin) List(w http.ResponseWriter, r *http.Request) {
 	for i, st := range all {
 		out[i] = view(st)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreakers": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreakers": out})
 }
 
 // Open answers 201 {"success":true,"circuitBreaker":{…}}.
@@ -106,7 +107,7 @@ func (a Admin) Open(w http.ResponseWriter, r *http.Request) {
 		a.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "circuitBreaker": view(st)})
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"success": true, "circuitBreaker": view(st)})
 }
 
 // Close answers {"success":true,"circuitBreaker":{…}} with the breaker it closed, 404 when none
@@ -122,7 +123,7 @@ func (a Admin) Close(w http.ResponseWriter, r *http.Request) {
 		a.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreaker": view(st)})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreaker": view(st)})
 }
 
 func actor(r *http.Request) string {
@@ -130,10 +131,4 @@ func actor(r *http.Request) string {
 		return "admin:" + k.ID
 	}
 	return "admin"
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

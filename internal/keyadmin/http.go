@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/limits"
 )
@@ -25,7 +26,7 @@ type Handler struct {
 	Limits  *limits.Limiter
 	Billing *billing.Biller
 	// Fail renders an error in the surface's envelope by its fault kind.
-	Fail func(w http.ResponseWriter, r *http.Request, err error)
+	Fail httpapi.Render
 	// KeyCacheTTL is how long a warm cloud function may keep using a key it has read
 	// (SECUREAI_KEY_CACHE_TTL): the most an update or revocation takes to reach it.
 	KeyCacheTTL time.Duration
@@ -87,7 +88,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, struct {
+	httpapi.WriteJSON(w, http.StatusCreated, struct {
 		Success bool        `json:"success"`
 		APIKey  *apikey.Key `json:"apiKey"`
 		Secret  string      `json:"secret"`
@@ -114,7 +115,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	for i, k := range p.Keys {
 		keys[i] = view(k)
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Success    bool          `json:"success"`
 		APIKeys    []*apikey.Key `json:"apiKeys"`
 		NextCursor string        `json:"nextCursor,omitempty"`
@@ -127,7 +128,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, keyResponse{Success: true, APIKey: view(k)})
+	httpapi.WriteJSON(w, http.StatusOK, keyResponse{Success: true, APIKey: view(k)})
 }
 
 type keyResponse struct {
@@ -159,7 +160,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, keyResponse{Success: true, APIKey: view(k), Propagation: h.propagation()})
+	httpapi.WriteJSON(w, http.StatusOK, keyResponse{Success: true, APIKey: view(k), Propagation: h.propagation()})
 }
 
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +169,7 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, keyResponse{Success: true, APIKey: view(k), Propagation: h.propagation()})
+	httpapi.WriteJSON(w, http.StatusOK, keyResponse{Success: true, APIKey: view(k), Propagation: h.propagation()})
 }
 
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +178,7 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, userResponse{Success: true, User: userView(u)})
+	httpapi.WriteJSON(w, http.StatusOK, userResponse{Success: true, User: userView(u)})
 }
 
 func (h *Handler) setUser(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +191,7 @@ func (h *Handler) setUser(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, userResponse{Success: true, User: userView(u)})
+	httpapi.WriteJSON(w, http.StatusOK, userResponse{Success: true, User: userView(u)})
 }
 
 type userResponse struct {
@@ -274,10 +275,4 @@ func jsonKind(goType string) string {
 		return "array of strings"
 	}
 	return "object"
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

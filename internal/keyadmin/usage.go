@@ -7,6 +7,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/limits"
 )
@@ -92,6 +93,6 @@ func (h *Handler) Usage() http.Handler {
 				a.Monthly = wj
 			}
 		}
-		writeJSON(w, http.StatusOK, out)
+		httpapi.WriteJSON(w, http.StatusOK, out)
 	})
 }

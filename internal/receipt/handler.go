@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
@@ -21,7 +22,7 @@ const MaxBundleID = 128
 type Handler struct {
 	Store Store
 	// Fail writes err (a *fault.Error) in the surface's envelope.
-	Fail func(w http.ResponseWriter, r *http.Request, err error)
+	Fail httpapi.Render
 }
 
 // Response is the body of a found receipt.
@@ -69,7 +70,6 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, fault.New(fault.Internal, "Internal error", "stored receipt is corrupt").Wrap(err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "private, no-store")
-	_ = json.NewEncoder(w).Encode(Response{Success: true, BundleID: id, Receipt: rec.JWS, Claims: payload, JWKS: "/.well-known/jwks.json"})
+	httpapi.WriteJSON(w, http.StatusOK, Response{Success: true, BundleID: id, Receipt: rec.JWS, Claims: payload, JWKS: "/.well-known/jwks.json"})
 }

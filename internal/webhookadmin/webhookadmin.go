@@ -17,6 +17,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
@@ -28,7 +29,7 @@ type Handlers struct {
 	Audit      audit.Store
 	Events     event.Publisher // admin:webhook_* records
 	// Fail writes err as the API's error response.
-	Fail func(w http.ResponseWriter, r *http.Request, err error)
+	Fail httpapi.Render
 	Now  func() time.Time
 }
 
@@ -52,12 +53,6 @@ func (h *Handlers) Register(mux *http.ServeMux, wrap func(http.Handler) http.Han
 
 // maxBody bounds an admin request body.
 const maxBody = 64 << 10
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
 
 func decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -95,7 +90,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	for _, e := range eps {
 		out = append(out, e.Public())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhooks": out, "eventCatalog": event.Catalog()})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhooks": out, "eventCatalog": event.Catalog()})
 }
 
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +109,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	}
 	h.record(r, event.AdminWebhookCreated, "create", ep.ID, nil, ep.Public())
 	// The only response, with rotate-secret's, that carries the secret.
-	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "webhook": ep})
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"success": true, "webhook": ep})
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +118,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
 }
 
 func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
@@ -146,7 +141,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.record(r, event.AdminWebhookUpdated, "update", ep.ID, before, ep.Public())
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
@@ -160,7 +155,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.record(r, event.AdminWebhookDeleted, "delete", id, before.Public(), nil)
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "deleted": id})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "deleted": id})
 }
 
 func (h *Handlers) rotate(w http.ResponseWriter, r *http.Request) {
@@ -174,7 +169,7 @@ func (h *Handlers) rotate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.record(r, event.AdminWebhookSecretRotated, "rotate_secret", ep.ID, nil, nil)
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep})
 }
 
 func (h *Handlers) test(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +178,7 @@ func (h *Handlers) test(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": a.Succeeded(), "delivery": a})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": a.Succeeded(), "delivery": a})
 }
 
 // deliveriesLimit is how many recent attempts a listing returns unless asked for fewer.
@@ -212,7 +207,7 @@ func (h *Handlers) deliveries(w http.ResponseWriter, r *http.Request) {
 	if as == nil {
 		as = []webhook.Attempt{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "deliveries": as})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "deliveries": as})
 }
 
 func (h *Handlers) auditLogs(w http.ResponseWriter, r *http.Request) {
@@ -232,7 +227,7 @@ func (h *Handlers) auditLogs(w http.ResponseWriter, r *http.Request) {
 	if page.Entries == nil {
 		page.Entries = []audit.Entry{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "logs": page.Entries,
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "logs": page.Entries,
 		"pagination": map[string]any{"limit": q.Limit, "nextCursor": page.Next, "hasMore": page.Next != ""},
 		"filters":    map[string]any{"startDate": q.Start, "endDate": q.End}})
 }
