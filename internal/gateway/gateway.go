@@ -157,9 +157,6 @@ func (g *Gateway) mount(h http.Handler, routes []string) {
 	}
 }
 
-// Mount adds an endpoint built elsewhere (webhooks, audit) on its routes.
-func (g *Gateway) Mount(h http.Handler, routes ...string) { g.mount(h, routes) }
-
 // Mux mounts every route, for the local server. Every response carries an X-Request-Id.
 func (g *Gateway) Mux() http.Handler { return g.mux }
 

@@ -47,9 +47,6 @@ func NewGuard(allowPrivate bool) *Guard {
 	return &Guard{allowPrivate: allowPrivate, guardian: ssrf.New(ssrf.WithAnyPort()), resolver: net.DefaultResolver}
 }
 
-// AllowsPrivate reports whether private addresses are allowed.
-func (g *Guard) AllowsPrivate() bool { return g.allowPrivate }
-
 // CheckURL implements URLChecker: an absolute http(s) URL whose host resolves only to allowed
 // addresses. The answer is advisory for later deliveries (DNS can change); the dialler re-checks.
 func (g *Guard) CheckURL(ctx context.Context, raw string) error {
