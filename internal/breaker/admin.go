@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -60,6 +61,10 @@ const (
 	MaxDuration = 30 * 24 * time.Hour
 )
 
+// maxBody bounds the body of POST /admin/circuit-breakers: without it a decoder reads a body of
+// any size into memory (the largest valid one is under 1 KiB).
+const maxBody = 64 << 10
+
 // List answers {"success":true,"circuitBreakers":[…]}.
 func (a Admin) List(w http.ResponseWriter, r *http.Request) {
 	all, err := a.Breakers.List(r.Context())
@@ -77,9 +82,13 @@ func (a Admin) List(w http.ResponseWriter, r *http.Request) {
 // Open answers 201 {"success":true,"circuitBreaker":{…}}.
 func (a Admin) Open(w http.ResponseWriter, r *http.Request) {
 	var req OpenRequest
-	dec := json.NewDecoder(r.Body)
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
+		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+			a.Fail(w, r, fault.New(fault.TooLarge, "Request too large", fmt.Sprintf("the body is over %d bytes", maxBody)))
+			return
+		}
 		a.Fail(w, r, fault.Invalid("", "body must be a JSON object {subjectType, subjectId, reason?, durationSeconds?}: "+err.Error()))
 		return
 	}

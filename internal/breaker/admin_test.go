@@ -56,6 +56,13 @@ func TestAdminRoutes(t *testing.T) {
 		})
 	}
 
+	t.Run("open refuses a body over 64 KiB", func(t *testing.T) {
+		do(http.MethodPost, "/admin/circuit-breakers", `{"subjectType":"key","subjectId":"k","reason":"`+strings.Repeat("x", 64<<10)+`"}`)
+		if fault.KindOf(failed) != fault.TooLarge {
+			t.Errorf("failed with %v, want 413", failed)
+		}
+	})
+
 	status, out := do(http.MethodPost, "/admin/circuit-breakers", `{"subjectType":"key","subjectId":"key_1","reason":"exfiltration","durationSeconds":600}`)
 	cb, _ := out["circuitBreaker"].(map[string]any)
 	if status != http.StatusCreated || cb["subject"] != "key:key_1" || cb["openedBy"] != "admin:key_ops" || cb["closesAt"] != "2026-12-01T02:10:00Z" {
