@@ -84,8 +84,9 @@ func NewAdmin(d Deps) http.Handler {
 		mux.HandleFunc("DELETE /admin/circuit-breakers/{subjectType}/{subjectId}", a.Close)
 	}
 	if d.Webhooks != nil {
-		d.Webhooks.Fail = classicapi.Render
-		d.Webhooks.Register(mux, func(h http.Handler) http.Handler { return h })
+		wh := *d.Webhooks // a copy: the caller's Handlers may serve another surface too
+		wh.Fail = classicapi.Render
+		wh.Register(mux, func(h http.Handler) http.Handler { return h })
 	}
 	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
 	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP)
