@@ -14,13 +14,19 @@ const ReceiptType = "secureai-receipt+jws"
 // not expire and are not single-use: they are records, verifiable for as long as their key stays
 // published.
 func Receipt(ctx context.Context, keys Keys, compact string) ([]byte, error) {
+	return verifySigned(ctx, keys, compact, ReceiptType)
+}
+
+// verifySigned checks that compact is an EdDSA JWS of type typ signed by one of keys, and returns
+// its payload: the part entitlement tokens and receipts share.
+func verifySigned(ctx context.Context, keys Keys, compact, typ string) ([]byte, error) {
 	obj, err := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.EdDSA})
 	if err != nil {
 		return nil, &Error{Reason: Malformed, Detail: "not a compact EdDSA JWS", Err: err}
 	}
 	hdr := obj.Signatures[0].Header
-	if typ, _ := hdr.ExtraHeaders[jose.HeaderType].(string); typ != ReceiptType {
-		return nil, refuse(Malformed, "typ %q, want %q", typ, ReceiptType)
+	if got, _ := hdr.ExtraHeaders[jose.HeaderType].(string); got != typ {
+		return nil, refuse(Malformed, "typ %q, want %q", got, typ)
 	}
 	key, err := keys.Key(ctx, hdr.KeyID)
 	if err != nil {

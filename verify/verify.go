@@ -21,8 +21,6 @@ import (
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/go-jose/go-jose/v4"
 )
 
 // Header is the request header that carries the token.
@@ -96,21 +94,9 @@ func (v *Verifier) Verify(ctx context.Context, token, model string, body []byte)
 	if v.Keys == nil || v.Replay == nil || v.Audience == "" {
 		return nil, errors.New("verify: Verifier needs Keys, Audience and Replay")
 	}
-	obj, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil {
-		return nil, &Error{Reason: Malformed, Detail: "not a compact EdDSA JWS", Err: err}
-	}
-	hdr := obj.Signatures[0].Header
-	if typ, _ := hdr.ExtraHeaders[jose.HeaderType].(string); typ != TokenType {
-		return nil, refuse(Malformed, "typ %q, want %q", typ, TokenType)
-	}
-	key, err := v.Keys.Key(ctx, hdr.KeyID)
+	payload, err := verifySigned(ctx, v.Keys, token, TokenType)
 	if err != nil {
 		return nil, err
-	}
-	payload, err := obj.Verify(key)
-	if err != nil {
-		return nil, &Error{Reason: BadSignature, Detail: "signature does not verify with key " + hdr.KeyID, Err: err}
 	}
 	var c Claims
 	if err := json.Unmarshal(payload, &c); err != nil || c.ID == "" || c.Expiry == 0 {
