@@ -72,7 +72,7 @@ func NewAdmin(d Deps) http.Handler {
 	d = d.withDefaults()
 	mux := http.NewServeMux()
 	if d.KeyAdmin != nil {
-		keys := (&keyadmin.Handler{Service: d.KeyAdmin, Limits: d.Limits, Billing: d.Billing, Fail: classicapi.Render, KeyCacheTTL: d.KeyCacheTTL}).Admin()
+		keys := keyHandler(d).Admin()
 		mux.Handle("/admin/api-keys", keys)
 		mux.Handle("/admin/api-keys/", keys)
 		mux.Handle("/admin/users/", keys)
@@ -95,8 +95,12 @@ func NewAdmin(d Deps) http.Handler {
 // NewUsage builds GET /usage: the calling key's quota, limits and spend.
 func NewUsage(d Deps) http.Handler {
 	d = d.withDefaults()
-	h := &keyadmin.Handler{Service: d.KeyAdmin, Limits: d.Limits, Billing: d.Billing, Fail: classicapi.Render, KeyCacheTTL: d.KeyCacheTTL}
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.Usage().ServeHTTP), usageRoutes...)
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...)
+}
+
+// keyHandler serves the key and user admin routes and GET /usage, in the classic envelope.
+func keyHandler(d Deps) *keyadmin.Handler {
+	return &keyadmin.Handler{Service: d.KeyAdmin, Limits: d.Limits, Billing: d.Billing, Fail: classicapi.Render, KeyCacheTTL: d.KeyCacheTTL}
 }
 
 // NewJWKS builds GET /.well-known/jwks.json: public, cacheable, no key needed.
