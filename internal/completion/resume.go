@@ -121,6 +121,7 @@ func (st *Stream) resumeOnNext() bool {
 		st.report.Attempts = append(st.report.Attempts, line)
 		st.report.Occurred = true
 		st.up.Close()
+		st.cancel(context.Canceled) // the interrupted attempt's context: nothing else ends it
 		st.cancels = append(st.cancels, cancel)
 		st.up, st.ctx, st.cancel, st.stall = next.up, next.ctx, next.cancel, t.Timeout
 		st.ended, st.finished, st.err = next.ended, false, nil
