@@ -5,8 +5,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
 // Every route answers in its surface's envelope: OpenAI's under /v1, classic elsewhere; a wrong
@@ -48,5 +50,24 @@ func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 		} else if body["success"] != false || !strings.Contains(body["message"].(string), tc.path) {
 			t.Errorf("%s %s: body %s is not the classic envelope naming the route", tc.method, tc.path, rec.Body)
 		}
+	}
+}
+
+// The public JWKS refuses another method like every route: a 405 in the classic envelope.
+func TestJWKSAnswersOtherMethodsInTheClassicEnvelope(t *testing.T) {
+	ks, err := signing.NewKeyset(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signing.NewSigner(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	NewJWKS(Deps{Signer: signer}).ServeHTTP(rec, httptest.NewRequest("POST", "/.well-known/jwks.json", nil))
+	var body map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &body)
+	if rec.Code != 405 || rec.Header().Get("Allow") != "GET" || body["success"] != false {
+		t.Errorf("POST: status %d Allow %q body %s, want 405 GET in the classic envelope", rec.Code, rec.Header().Get("Allow"), rec.Body)
 	}
 }

@@ -59,14 +59,10 @@ func (s *Signer) Sign(typ jose.ContentType, claims any) (string, error) {
 // the key it will sign with one rotation ahead (Keyset.Next), so a cached JWKS never lacks it.
 const JWKSCacheControl = "public, max-age=300"
 
-// JWKSHandler serves GET /.well-known/jwks.json: the public keys, no authentication.
+// JWKSHandler serves GET /.well-known/jwks.json: the public keys, no authentication. The
+// endpoint's routes (gateway.NewJWKS) answer another method with a 405 in the surface's envelope.
 func (s *Signer) JWKSHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
 		w.Header().Set("Content-Type", "application/jwk-set+json")
 		w.Header().Set("Cache-Control", JWKSCacheControl)
 		_, _ = w.Write(s.jwks)
