@@ -83,7 +83,9 @@ func (d Deps) withDefaults() Deps {
 
 // Each endpoint's routes: what its Lambda function answers, and where the local server mounts it.
 var (
-	modelsRoutes      = []string{"GET /v1/models", "GET /v1/models/{id}"}
+	// A model id holds a slash ("openai/gpt-5-nano"): {id...} takes it whether or not the client
+	// escapes it.
+	modelsRoutes      = []string{"GET /v1/models", "GET /v1/models/{id...}"}
 	openAIChatRoutes  = []string{"POST /v1/chat/completions"}
 	classicChatRoutes = []string{"POST /chat/completions"}
 )
@@ -185,7 +187,7 @@ func models(d Deps, list openaiapi.ModelLister) http.Handler {
 	h := &openaiapi.Handler{Models: list, MaxBody: d.MaxBody, Log: d.Log}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", h.ListModels)
-	mux.HandleFunc("GET /v1/models/{id}", h.GetModel)
+	mux.HandleFunc("GET /v1/models/{id...}", h.GetModel)
 	return httpapi.Routes(openaiapi.Render, endpoint(d, openaiapi.Render, mux.ServeHTTP), modelsRoutes...)
 }
 

@@ -146,8 +146,12 @@ type propagation struct {
 
 func (h *Handler) propagation() *propagation {
 	secs := int(math.Ceil(h.KeyCacheTTL.Seconds()))
+	if secs == 0 {
+		// No other process caches keys (the local server invalidates its cache on the change).
+		return &propagation{Local: "immediate", Message: "In force for the next request."}
+	}
 	return &propagation{Local: "immediate", CloudMaxSeconds: secs, Message: fmt.Sprintf(
-		"In force for the next request on the local server; cloud functions that read this key before the change keep their copy for up to %d s (SECUREAI_KEY_CACHE_TTL).", secs)}
+		"In force for the next request here; other warm functions that read this key before the change keep their copy for up to %d s (SECUREAI_KEY_CACHE_TTL).", secs)}
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
