@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
@@ -22,7 +21,7 @@ import (
 type Admin struct {
 	Breakers *Breakers
 	// Fail writes err (a *fault.Error) in the admin envelope.
-	Fail httpapi.Render
+	Fail func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // View is a breaker as the admin API shows it.
@@ -76,7 +75,7 @@ func (a Admin) List(w http.ResponseWriter, r *http.Request) {
 	for i, st := range all {
 		out[i] = view(st)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreakers": out})
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreakers": out})
 }
 
 // Open answers 201 {"success":true,"circuitBreaker":{…}}.
@@ -116,7 +115,7 @@ func (a Admin) Open(w http.ResponseWriter, r *http.Request) {
 		a.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"success": true, "circuitBreaker": view(st)})
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "circuitBreaker": view(st)})
 }
 
 // Close answers {"success":true,"circuitBreaker":{…}} with the breaker it closed, 404 when none
@@ -132,7 +131,7 @@ func (a Admin) Close(w http.ResponseWriter, r *http.Request) {
 		a.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreaker": view(st)})
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "circuitBreaker": view(st)})
 }
 
 func actor(r *http.Request) string {
@@ -140,4 +139,12 @@ func actor(r *http.Request) string {
 		return "admin:" + k.ID
 	}
 	return "admin"
+}
+
+// writeJSON is not httpapi.WriteJSON because the stores (boltstore, dynamostore) import breaker
+// and must not depend on the HTTP edge.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
@@ -22,7 +21,7 @@ const MaxBundleID = 128
 type Handler struct {
 	Store Store
 	// Fail writes err (a *fault.Error) in the surface's envelope.
-	Fail httpapi.Render
+	Fail func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // Response is the body of a found receipt.
@@ -70,6 +69,7 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, fault.New(fault.Internal, "Internal error", "stored receipt is corrupt").Wrap(err))
 		return
 	}
+	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpapi.WriteJSON(w, http.StatusOK, Response{Success: true, BundleID: id, Receipt: rec.JWS, Claims: payload, JWKS: "/.well-known/jwks.json"})
+	_ = json.NewEncoder(w).Encode(Response{Success: true, BundleID: id, Receipt: rec.JWS, Claims: payload, JWKS: "/.well-known/jwks.json"})
 }
