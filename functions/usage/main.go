@@ -23,7 +23,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		if d.KeyAdmin == nil || d.Limits == nil {
+		if d.Billing == nil || d.Limits == nil {
 			return nil, errors.New("usage: SECUREAI_TABLE_USERS and SECUREAI_TABLE_LIMITS must both be set")
 		}
 		return gateway.NewUsage(d), nil

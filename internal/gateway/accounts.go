@@ -92,7 +92,8 @@ func NewAdmin(d Deps) http.Handler {
 	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP)
 }
 
-// NewUsage builds GET /usage: the calling key's quota, limits and spend.
+// NewUsage builds GET /usage: the calling key's quota, limits and spend. Billing and Limits are
+// required.
 func NewUsage(d Deps) http.Handler {
 	d = d.withDefaults()
 	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...)

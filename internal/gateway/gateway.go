@@ -138,7 +138,7 @@ func New(d Deps) (*Gateway, error) {
 	if d.KeyAdmin != nil || d.Breakers != nil || d.Webhooks != nil {
 		g.mount(NewAdmin(d), adminRoutes)
 	}
-	if d.KeyAdmin != nil {
+	if d.Billing != nil && d.Limits != nil { // what GET /usage reads
 		g.mount(NewUsage(d), usageRoutes)
 	}
 	if d.Signer != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
@@ -69,5 +70,20 @@ func TestJWKSAnswersOtherMethodsInTheClassicEnvelope(t *testing.T) {
 	_ = json.Unmarshal(rec.Body.Bytes(), &body)
 	if rec.Code != 405 || rec.Header().Get("Allow") != "GET" || body["success"] != false {
 		t.Errorf("POST: status %d Allow %q body %s, want 405 GET in the classic envelope", rec.Code, rec.Header().Get("Allow"), rec.Body)
+	}
+}
+
+// GET /usage reads billing and the request limits: a gateway without either has no such route
+// (a 404), never a handler that would dereference the missing one.
+func TestUsageIsMountedOnlyWithBillingAndLimits(t *testing.T) {
+	gw, err := New(Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
+		Credential: func(string) string { return "" }, KeyAdmin: &keyadmin.Service{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	gw.Mux().ServeHTTP(rec, httptest.NewRequest("GET", "/usage", nil))
+	if rec.Code != 404 {
+		t.Errorf("GET /usage without billing and limits: status %d, want 404", rec.Code)
 	}
 }
