@@ -55,9 +55,7 @@ func (h *Handler) Admin() http.Handler {
 	mux.HandleFunc("/admin/api-keys", h.notAllowed("GET, POST"))
 	mux.HandleFunc("/admin/api-keys/{id}", h.notAllowed("GET, PATCH, PUT, DELETE"))
 	mux.HandleFunc("/admin/users/{id}", h.notAllowed("GET, PATCH, PUT"))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.Fail(w, r, fault.New(fault.NotFound, "Not found", "No admin route "+r.URL.Path))
-	})
+	mux.HandleFunc("/", httpapi.NotFound(h.Fail))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k := identity.Key(r.Context())
 		switch {
