@@ -86,7 +86,7 @@ func NewAdmin(d Deps) http.Handler {
 	if d.Webhooks != nil {
 		wh := *d.Webhooks // a copy: the caller's Handlers may serve another surface too
 		wh.Fail = classicapi.Render
-		wh.Register(mux, func(h http.Handler) http.Handler { return h })
+		wh.Register(mux)
 	}
 	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
 	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP)

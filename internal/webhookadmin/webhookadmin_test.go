@@ -65,12 +65,10 @@ func newServer(t *testing.T) *server {
 			Poster: &webhook.Poster{Client: guard.Client(), Now: time.Now}}}
 	mux := http.NewServeMux()
 	admin := &apikey.Key{ID: "key_admin", UserID: "u_admin", Admin: true}
-	h.Register(mux, func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(identity.WithKey(r.Context(), admin)))
-		})
-	})
-	srv := httptest.NewServer(mux)
+	h.Register(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(identity.WithKey(r.Context(), admin)))
+	}))
 	t.Cleanup(srv.Close)
 	return &server{Server: srv, store: s, events: rec}
 }
