@@ -60,10 +60,8 @@ const (
 // Cloud holds what a function loaded at its cold start. Nothing in it has gone over the network.
 type Cloud struct {
 	Config Config
-	// AWS builds every SDK client the functions use (Bedrock keeps its own, without retries).
-	AWS   aws.Config
-	Log   *slog.Logger
-	Store *dynamostore.Store
+	Log    *slog.Logger
+	Store  *dynamostore.Store
 	// Events puts gateway events on the SECUREAI_EVENT_BUS bus; event.Discard without one.
 	Events event.Publisher
 	// Guard decides which webhook URLs may be delivered to.
@@ -115,7 +113,6 @@ func Load(ctx context.Context) (*Cloud, error) {
 	}
 	return &Cloud{
 		Config:   cfg,
-		AWS:      awsCfg,
 		Log:      log,
 		Store:    store,
 		Events:   events,
