@@ -18,11 +18,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("admin: %v", err)
 	}
-	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
+	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
 		return gateway.NewAdmin(d), nil
 	}))
 }

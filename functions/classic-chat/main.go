@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -17,11 +16,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("classic-chat: %v", err)
 	}
-	awslambda.StartStreaming(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return gateway.NewClassicChat(d)
-	}))
+	awslambda.StartStreaming(c.Endpoint(classicapi.Render, gateway.NewClassicChat))
 }

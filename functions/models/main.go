@@ -18,11 +18,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("models: %v", err)
 	}
-	awslambda.Start(c.HTTP(openaiapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
+	awslambda.Start(c.Endpoint(openaiapi.Render, func(d gateway.Deps) (http.Handler, error) {
 		return gateway.NewModels(d), nil
 	}))
 }

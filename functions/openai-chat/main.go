@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
@@ -17,11 +16,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("openai-chat: %v", err)
 	}
-	awslambda.StartStreaming(c.HTTP(openaiapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return gateway.NewOpenAIChat(d)
-	}))
+	awslambda.StartStreaming(c.Endpoint(openaiapi.Render, gateway.NewOpenAIChat))
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -18,11 +17,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("policy-check: %v", err)
 	}
-	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return gateway.NewPolicyCheck(d)
-	}))
+	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewPolicyCheck))
 }

@@ -19,11 +19,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("receipts: %v", err)
 	}
-	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
+	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
 		if d.Receipts == nil {
 			return nil, errors.New("receipts: SECUREAI_TABLE_RECEIPTS is not set")
 		}

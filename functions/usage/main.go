@@ -18,11 +18,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("usage: %v", err)
 	}
-	awslambda.Start(c.HTTP(classicapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
+	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
 		if d.Billing == nil || d.Limits == nil {
 			return nil, errors.New("usage: SECUREAI_TABLE_USERS and SECUREAI_TABLE_LIMITS must both be set")
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
@@ -49,6 +50,18 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 		}
 		h.ServeHTTP(w, r)
 	}))
+}
+
+// Endpoint is HTTP for an endpoint of the gateway: build makes it from the function's
+// GatewayDeps, read on the first request.
+func (c *Cloud) Endpoint(render httpapi.Render, build func(gateway.Deps) (http.Handler, error)) http.Handler {
+	return c.HTTP(render, func(ctx context.Context) (http.Handler, error) {
+		d, err := c.GatewayDeps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return build(d)
+	})
 }
 
 // lazy builds a handler once, on first use; a failed build leaves it unbuilt.

@@ -120,13 +120,7 @@ func load(t *testing.T) (*cloud.Cloud, *bytes.Buffer) {
 }
 
 func models(c *cloud.Cloud) http.Handler {
-	return c.HTTP(openaiapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return gateway.NewModels(d), nil
-	})
+	return c.Endpoint(openaiapi.Render, func(d gateway.Deps) (http.Handler, error) { return gateway.NewModels(d), nil })
 }
 
 // serve sends GET /v1/models under a deadline of budget and returns the answer and how long it took.

@@ -48,13 +48,7 @@ func (s *slowSender) types() []event.Type {
 
 // openAIChat is the openai-chat function's handler as its main.go builds it.
 func openAIChat(c *cloud.Cloud) http.Handler {
-	return c.HTTP(openaiapi.Render, func(ctx context.Context) (http.Handler, error) {
-		d, err := c.GatewayDeps(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return gateway.NewOpenAIChat(d)
-	})
+	return c.Endpoint(openaiapi.Render, gateway.NewOpenAIChat)
 }
 
 // invokeStream runs one streaming invocation as the Lambda runtime does: the handler returns at
