@@ -22,7 +22,7 @@ import (
 const Default = "public"
 
 // DefaultAllowed is what a key may use when its allowedSMLTPPolicies is empty (SPEC 7).
-var DefaultAllowed = []string{"public", "internal"}
+func DefaultAllowed() []string { return []string{"public", "internal"} }
 
 // Source says where the applied policy came from.
 const (
@@ -228,7 +228,7 @@ func (s *Set) Lookup(name string) (Applied, error) {
 
 // Resolve returns the policy a request runs under: the one it names, else the key's default
 // (keyDefault), else Default. A key may use only the policies in keyAllowed (empty:
-// DefaultAllowed); any other is a 403 *fault.Error with code "smltp_policy_not_allowed".
+// DefaultAllowed()); any other is a 403 *fault.Error with code "smltp_policy_not_allowed".
 func (s *Set) Resolve(name string, keyAllowed []string, keyDefault string) (Applied, error) {
 	fromKey := name == "" && keyDefault != ""
 	if fromKey {
@@ -242,7 +242,7 @@ func (s *Set) Resolve(name string, keyAllowed []string, keyDefault string) (Appl
 		a.Source = SourceDefault
 	}
 	if len(keyAllowed) == 0 {
-		keyAllowed = DefaultAllowed
+		keyAllowed = DefaultAllowed()
 	}
 	if !slices.Contains(keyAllowed, a.Name) {
 		return Applied{}, fault.New(fault.Forbidden, "Access denied",
