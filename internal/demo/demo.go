@@ -54,8 +54,16 @@ func Start() (*Provider, error) {
 			"demo/refused":          model("demo-unreachable", "ok"),
 			"demo/hang":             model("demo", "hang"),
 			"demo/slow-first-token": model("demo", "slow-first-token"),
+			"demo/cut":              model("demo", "cut"),
+			"demo/continue":         model("demo", "continue"),
+			"demo/context-length":   model("demo", "context-length"),
 		},
 	}
+	// demo/cut breaks a stream after its third word; demo/continue can take it on from there
+	// (on_interrupt: resume). demo/context-length refuses every prompt as too long for its small
+	// window, so a context_length failover goes to any other demo model.
+	c.Models["demo/continue"].ContinuePrefix = true
+	c.Models["demo/context-length"].ContextWindow = 4096
 	for name, m := range c.Models {
 		m.Name = name
 	}

@@ -23,7 +23,7 @@ const Answer = "Hello! This answer was served by the SecureAI demo provider."
 var Models = []string{
 	"ok", "tools", "error-500", "error-503", "error-429", "error-429-retry-after", "reset", "hang",
 	"slow-first-token", "cut", "cut-before-token", "stall", "malformed", "malformed-first",
-	"no-done", "no-done-hold", "stream-error", "context-length", "content-filter",
+	"no-done", "no-done-hold", "stream-error", "context-length", "content-filter", "continue",
 }
 
 // Server records the calls it receives. The zero value is not usable; use New.
@@ -53,7 +53,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "unknown route")
 		return
 	}
-	model, stream, includeUsage, err := readRequest(r)
+	model, stream, includeUsage, prefix, err := readRequest(r)
 	if err != nil {
 		return
 	}
@@ -79,6 +79,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		abort()
 	case "hang":
 		<-r.Context().Done()
+	case "continue":
+		// Continues an answer it (or another demo model) began: the assistant prefix it is
+		// handed with continue_final_message must be the start of the demo answer.
+		if !strings.HasPrefix(Answer, prefix) || !stream {
+			writeError(w, 400, "invalid_request_error", "", "continue expects a streamed request whose last message is an assistant prefix of the demo answer, with continue_final_message")
+			return
+		}
+		s.streamWords(w, model, includeUsage, strings.SplitAfter(Answer[len(prefix):], " "))
 	case "ok", "tools", "slow-first-token", "cut", "cut-before-token", "stall", "malformed", "malformed-first", "no-done", "no-done-hold", "stream-error":
 		if stream {
 			s.stream(w, r, model, includeUsage)
@@ -94,7 +102,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // declared length (io.ReadAll would grow through a dozen doublings) and dropped on return: as the
 // demo provider the fake runs inside the gateway's process, so a multi-MB prompt kept or copied
 // here is the gateway's memory.
-func readRequest(r *http.Request) (model string, stream, includeUsage bool, err error) {
+func readRequest(r *http.Request) (model string, stream, includeUsage bool, prefix string, err error) {
 	var body []byte
 	if r.ContentLength >= 0 {
 		body = make([]byte, r.ContentLength)
@@ -103,10 +111,13 @@ func readRequest(r *http.Request) (model string, stream, includeUsage bool, err 
 		body, err = io.ReadAll(r.Body)
 	}
 	if err != nil {
-		return "", false, false, err
+		return "", false, false, "", err
 	}
-	got := gjson.GetManyBytes(body, "model", "stream", "stream_options.include_usage")
-	return got[0].String(), got[1].Bool(), got[2].Bool(), nil
+	got := gjson.GetManyBytes(body, "model", "stream", "stream_options.include_usage", "continue_final_message", "messages.@reverse.0")
+	if last := got[4]; got[3].Bool() && last.Get("role").String() == "assistant" {
+		prefix = last.Get("content").String()
+	}
+	return got[0].String(), got[1].Bool(), got[2].Bool(), prefix, nil
 }
 
 // abort drops the connection without an answer, as a crashed upstream or reset does.

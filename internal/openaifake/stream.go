@@ -84,6 +84,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, in
 	}
 }
 
+// streamWords streams words as the content of one answer, then its end.
+func (s *Server) streamWords(w http.ResponseWriter, model string, includeUsage bool, words []string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	out := sender{w: w, model: model}
+	out.chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
+	for _, word := range words {
+		if word != "" {
+			out.chunk(map[string]any{"content": word}, nil, nil)
+		}
+	}
+	out.chunk(map[string]any{}, "stop", nil)
+	finish(out, includeUsage, true)
+}
+
 // finish sends usage when asked for, then the terminator unless this model forgets it.
 func finish(out sender, includeUsage, terminate bool) {
 	if includeUsage {

@@ -1,0 +1,64 @@
+package gateway_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/tidwall/gjson"
+)
+
+// The README's demo examples of the opt-in extensions answer as the README says, on the built-in
+// demo provider.
+func TestDemoShowsTheExtensions(t *testing.T) {
+	cat, stop, err := gateway.Catalog("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: oneKey{},
+		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw.Mux())
+	defer srv.Close()
+	post := func(body string) string {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+
+	raw := post(`{"models":["demo/cut","demo/continue"],"stream":true,"redundancy":{"on_interrupt":"resume"},"messages":[{"role":"user","content":"hi"}]}`)
+	var text strings.Builder
+	var resumed gjson.Result
+	for _, line := range strings.Split(raw, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok && data != "[DONE]" {
+			text.WriteString(gjson.Get(data, "choices.0.delta.content").String())
+			if a := gjson.Get(data, "secureai.failover.attempts.1"); a.Exists() {
+				resumed = a
+			}
+		}
+	}
+	if text.String() != openaifake.Answer || resumed.Get("status").String() != "resumed" || resumed.Get("model").String() != "demo/continue" {
+		t.Errorf("resume demo: text %q, report %s", text.String(), resumed.Raw)
+	}
+
+	body := gjson.Parse(post(`{"models":["demo/context-length","demo/ok"],"redundancy":{"on":["context_length"]},"messages":[{"role":"user","content":"hi"}]}`))
+	if body.Get("secureai.served_model").String() != "demo/ok" || body.Get("secureai.failover.attempts.0.reason").String() != "context_length" {
+		t.Errorf("context_length demo: %s", body.Raw)
+	}
+}
