@@ -60,15 +60,18 @@ type benchKeys struct{ key *apikey.Key }
 func (k benchKeys) KeyByHash(context.Context, string) (*apikey.Key, error) { return k.key, nil }
 
 // discardWriter is a ResponseWriter that keeps nothing but its header map.
-type discardWriter struct{ h http.Header }
+type discardWriter struct {
+	h      http.Header
+	status int
+}
 
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *discardWriter) WriteString(s string) (int, error) {
 	return len(s), nil
 }
-func (w *discardWriter) WriteHeader(int) {}
-func (w *discardWriter) Flush()          {}
+func (w *discardWriter) WriteHeader(status int) { w.status = status }
+func (w *discardWriter) Flush()                 {}
 
 func benchHandler(b *testing.B) http.Handler {
 	p, err := openai.New(provider.Config{BaseURL: "http://upstream.invalid/v1",
@@ -111,6 +114,7 @@ func BenchmarkChat(b *testing.B) {
 				rd := bytes.NewReader(body)
 				req, _ := http.NewRequest(http.MethodPost, "http://gateway.invalid/v1/chat/completions", io.NopCloser(rd))
 				req.Header.Set("Authorization", "Bearer "+secret)
+				req.ContentLength = int64(len(body)) // as a client sends it; the body is read to that length
 				w := &discardWriter{h: http.Header{}}
 				b.ReportAllocs()
 				b.SetBytes(int64(len(body)))
@@ -118,6 +122,9 @@ func BenchmarkChat(b *testing.B) {
 					rd.Reset(body)
 					clear(w.h)
 					h.ServeHTTP(w, req)
+				}
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d: the benchmark measures a refusal, not a completion", w.status)
 				}
 			})
 		}
