@@ -92,10 +92,13 @@ func parseRetry(field string, v gjson.Result) (*RetryOptions, error) {
 }
 
 func parseInterrupt(field string, v gjson.Result) (Interrupt, error) {
-	if v.Type != gjson.String || (v.Str != string(InterruptError) && v.Str != string(InterruptResume)) {
-		return "", &InputError{Field: field, Message: `must be "error" or "resume"`}
+	switch {
+	case v.Type == gjson.String && v.Str == string(InterruptError):
+		return InterruptError, nil
+	case v.Type == gjson.String && v.Str == string(InterruptResume):
+		return InterruptResume, nil
 	}
-	return Interrupt(v.Str), nil
+	return "", &InputError{Field: field, Message: `must be "error" or "resume"`}
 }
 
 func parseBool(field string, v gjson.Result) (*bool, error) {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/tidwall/gjson"
 )
 
@@ -46,12 +48,12 @@ const (
 // Every violation is an *InputError naming the field.
 func ParseSpec(body []byte) (Spec, error) {
 	var s Spec
-	res := gjson.GetManyBytes(body, "model", "models", "fallback_models", "redundancy")
+	res := gjson.GetMany(jsonview.String(body), "model", "models", "fallback_models", "redundancy")
 	if m := res[0]; m.Exists() && m.Type != gjson.Null {
 		if m.Type != gjson.String {
 			return s, &InputError{Field: "model", Message: "must be a string"}
 		}
-		s.Model = m.Str
+		s.Model = strings.Clone(m.Str) // model names outlive the body (health, events)
 	}
 	var err error
 	if s.Models, err = parseEntries("models", res[1]); err != nil {
@@ -103,7 +105,7 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 		if v.Str == "" {
 			return Entry{}, &InputError{Field: field, Message: "model name must not be empty"}
 		}
-		return Entry{Model: v.Str}, nil
+		return Entry{Model: strings.Clone(v.Str)}, nil
 	case v.IsObject():
 		var e Entry
 		err := forEachField(v, field, func(k, val gjson.Result) (err error) {
@@ -112,7 +114,7 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 				if val.Type != gjson.String || val.Str == "" {
 					err = &InputError{Field: field + ".model", Message: "must be a non-empty string"}
 				}
-				e.Model = val.Str
+				e.Model = strings.Clone(val.Str)
 			case "timeout_ms":
 				e.TimeoutMS, err = parseMS(field+".timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
 			case "first_token_timeout_ms":

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/tidwall/gjson"
 )
 
@@ -79,19 +81,19 @@ type upstream struct {
 // Parse validates a classic body (a JSON object) and builds its upstream body.
 func Parse(body []byte) (*Input, error) {
 	var unknown string
-	gjson.ParseBytes(body).ForEach(func(k, _ gjson.Result) bool {
+	gjson.Parse(jsonview.String(body)).ForEach(func(k, _ gjson.Result) bool {
 		for _, f := range fields {
 			if k.Str == f {
 				return true
 			}
 		}
-		unknown = k.Str
+		unknown = strings.Clone(k.Str)
 		return false
 	})
 	if unknown != "" {
 		return nil, fault.Invalid(unknown, fmt.Sprintf("%s: unknown field (the classic endpoint accepts: prompt, messages, system_message, model, models, fallback_models, redundancy, index, smltp_policy, temperature, max_tokens, stream, conversation_id, user_id)", unknown))
 	}
-	v := gjson.GetManyBytes(body, fields[:]...)
+	v := gjson.GetMany(jsonview.String(body), fields[:]...)
 	for i := range v {
 		if v[i].Type == gjson.Null {
 			v[i] = gjson.Result{} // null means absent everywhere
@@ -160,7 +162,7 @@ func parseIndex(v gjson.Result, in *Input) error {
 		return &fault.Error{K: fault.InvalidRequest, Title: "Index not available", Param: "index",
 			Message: fmt.Sprintf(`index %q is not available: knowledge bases are not available on this gateway; send "index": "Zero-Knowledge"`, v.Str)}
 	}
-	in.Index = v.Str
+	in.Index = ZeroKnowledge
 	return nil
 }
 
@@ -250,7 +252,7 @@ func optionalString(v gjson.Result, field string) (string, error) {
 	if v.Type != gjson.String || v.Str == "" || len(v.Str) > maxIDLen {
 		return "", fault.Invalid(field, fmt.Sprintf("%s must be a non-empty string of at most %d characters", field, maxIDLen))
 	}
-	return v.Str, nil
+	return strings.Clone(v.Str), nil // kept past the body's view
 }
 
 func raw(v gjson.Result) json.RawMessage {

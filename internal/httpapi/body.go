@@ -9,9 +9,9 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/tidwall/gjson"
 )
 
@@ -43,7 +43,7 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 			"the request body did not arrive in time; send it whole without pausing").WithCode("request_timeout")
 	case err != nil:
 		return nil, fault.Invalid("", "could not read the request body")
-	case !gjson.ValidBytes(body) || !gjson.Parse(view(body)).IsObject():
+	case !gjson.ValidBytes(body) || !gjson.Parse(jsonview.String(body)).IsObject():
 		return nil, fault.Invalid("", "request body must be a JSON object")
 	}
 	if err := checkText(body); err != nil {
@@ -84,7 +84,7 @@ func duplicateKey(body []byte) string {
 	var keys [32]string
 	seen := keys[:0]
 	dup := ""
-	gjson.Parse(view(body)).ForEach(func(k, _ gjson.Result) bool {
+	gjson.Parse(jsonview.String(body)).ForEach(func(k, _ gjson.Result) bool {
 		for _, s := range seen {
 			if s == k.Str {
 				dup = strings.Clone(k.Str)
@@ -96,10 +96,6 @@ func duplicateKey(body []byte) string {
 	})
 	return dup
 }
-
-// view is body as a string without a copy (gjson.ParseBytes copies the whole body). Results taken
-// from it alias body and must not outlive the call that reads them.
-func view(body []byte) string { return unsafe.String(unsafe.SliceData(body), len(body)) }
 
 // WithBudget bounds every request to budget, the local stand-in for a Lambda's deadline: the
 // failover chain never outlives it. A budget <= 0 sets no deadline.

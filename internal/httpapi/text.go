@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/tidwall/gjson"
 )
 
@@ -18,7 +19,7 @@ func checkText(body []byte) error {
 	if utf8.Valid(body) && !hasSurrogateEscape(body) {
 		return nil
 	}
-	if path, ok := badText(gjson.Parse(view(body)), ""); !ok {
+	if path, ok := badText(gjson.Parse(jsonview.String(body)), ""); !ok {
 		if path == "" {
 			path = "body"
 		}

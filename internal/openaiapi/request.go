@@ -2,14 +2,16 @@ package openaiapi
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/tidwall/gjson"
 )
 
 // numericFields are checked because the translators to other providers' formats rely on them;
-// they follow the fields read first in read's GetManyBytes.
+// they follow the fields read first in read's GetMany.
 var numericFields = [...]struct {
 	field   string
 	lo, hi  float64
@@ -38,7 +40,7 @@ func Read(body []byte) (completion.Input, error) {
 // read validates the fields of body the gateway reads, before any provider is called; the chain
 // and the policy are completion.Open's to resolve.
 func read(body []byte) (*request, error) {
-	f := gjson.GetManyBytes(body, "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
+	f := gjson.GetMany(jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
 		"temperature", "top_p", "max_tokens", "max_completion_tokens")
 	if p := checkMessages(f[0]); p != nil {
 		return nil, p
@@ -57,7 +59,7 @@ func read(body []byte) (*request, error) {
 			return nil, fault.Invalid(field, field+" must be a string")
 		}
 	}
-	in.in.Policy, in.in.UserID = f[3].Str, f[4].Str
+	in.in.Policy, in.in.UserID = strings.Clone(f[3].Str), strings.Clone(f[4].Str) // kept past the body's view
 	return in, nil
 }
 
