@@ -431,3 +431,21 @@ func TestAModelAloneGetsTheChainFromItsPositionInTheStoredDefaults(t *testing.T)
 		t.Errorf("plan %+v, want the clamped 300 s timeout and the defaults' triggers", plan)
 	}
 }
+
+// Setting a user who does not exist yet creates it as the patch makes it: one record, one audit
+// entry with that record — not an implicit default user and then an update.
+func TestSettingANewUserIsOneCreation(t *testing.T) {
+	e := newEnv(t)
+	status, _ := e.do(t, e.admin, "PUT", "/admin/users/team-z", map[string]any{"monthlyPoints": 500})
+	if status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.audited) != 1 || e.audited[0].Action != keyadmin.ActionUserCreate {
+		t.Fatalf("audit trail %+v, want one user.create", e.audited)
+	}
+	if u, ok := e.audited[0].After.(*billing.User); !ok || u.MonthlyPoints != 500 {
+		t.Errorf("created record %+v, want the patched one", e.audited[0].After)
+	}
+}

@@ -147,24 +147,36 @@ func fillDefaults(k *apikey.Key) {
 }
 
 func (s *Service) ensureUser(ctx context.Context, id string) error {
+	_, err := s.createUser(ctx, id, nil)
+	return err
+}
+
+// createUser creates the user with the defaults, edited by edit when set, and audits the creation
+// once, as the record it became. It returns nil, nil when the user already exists.
+func (s *Service) createUser(ctx context.Context, id string, edit func(*billing.User) error) (*billing.User, error) {
 	_, err := s.Users.User(ctx, id)
 	if !errors.Is(err, billing.ErrNotFound) {
-		return err
+		return nil, err
 	}
 	d := billing.DefaultUser
 	if s.UserDefaults != nil {
 		d = *s.UserDefaults
 	}
 	u := billing.NewUser(id, d, s.now())
+	if edit != nil {
+		if err := edit(u); err != nil {
+			return nil, err
+		}
+	}
 	switch err := s.Users.CreateUser(ctx, u); {
 	case errors.Is(err, billing.ErrExists):
-		return nil
+		return nil, nil // created meanwhile by another request
 	case err != nil:
-		return err
+		return nil, err
 	}
 	created := *u
 	s.audit(ctx, ActionUserCreate, id, nil, &created)
-	return nil
+	return u, nil
 }
 
 // Get returns a key (without its secret, which is not stored).
@@ -315,8 +327,9 @@ func (s *Service) SetUser(ctx context.Context, id string, p billing.UserPatch) (
 	if err := p.Apply(&billing.User{}, now); err != nil {
 		return nil, err // refused before anything is created
 	}
-	if err := s.ensureUser(ctx, id); err != nil {
-		return nil, err
+	// A new user is created as the patch makes it: one record, one audit entry.
+	if u, err := s.createUser(ctx, id, func(u *billing.User) error { return p.Apply(u, now) }); err != nil || u != nil {
+		return u, err
 	}
 	var before billing.User
 	u, err := s.Users.UpdateUser(ctx, id, func(u *billing.User) error {
