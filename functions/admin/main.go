@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -18,7 +17,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("admin: %v", err)
 	}
-	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
-		return gateway.NewAdmin(d), nil
-	}))
+	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewAdmin))
 }

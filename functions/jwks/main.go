@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -19,10 +17,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("jwks: %v", err)
 	}
-	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
-		if d.Signer == nil {
-			return nil, errors.New("jwks: SECUREAI_SIGNING_SECRET_ARN is not set")
-		}
-		return gateway.NewJWKS(d), nil
-	}))
+	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewJWKS))
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
@@ -18,7 +17,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("models: %v", err)
 	}
-	awslambda.Start(c.Endpoint(openaiapi.Render, func(d gateway.Deps) (http.Handler, error) {
-		return gateway.NewModels(d), nil
-	}))
+	awslambda.Start(c.Endpoint(openaiapi.Render, gateway.NewModels))
 }

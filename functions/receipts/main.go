@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -19,10 +17,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("receipts: %v", err)
 	}
-	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
-		if d.Receipts == nil {
-			return nil, errors.New("receipts: SECUREAI_TABLE_RECEIPTS is not set")
-		}
-		return gateway.NewReceipts(d), nil
-	}))
+	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewReceipts))
 }

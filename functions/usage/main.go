@@ -3,9 +3,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log"
-	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
@@ -18,10 +16,5 @@ func main() {
 	if err != nil {
 		log.Fatalf("usage: %v", err)
 	}
-	awslambda.Start(c.Endpoint(classicapi.Render, func(d gateway.Deps) (http.Handler, error) {
-		if d.Billing == nil || d.Limits == nil {
-			return nil, errors.New("usage: SECUREAI_TABLE_USERS and SECUREAI_TABLE_LIMITS must both be set")
-		}
-		return gateway.NewUsage(d), nil
-	}))
+	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewUsage))
 }

@@ -120,7 +120,7 @@ func load(t *testing.T) (*cloud.Cloud, *bytes.Buffer) {
 }
 
 func models(c *cloud.Cloud) http.Handler {
-	return c.Endpoint(openaiapi.Render, func(d gateway.Deps) (http.Handler, error) { return gateway.NewModels(d), nil })
+	return c.Endpoint(openaiapi.Render, gateway.NewModels)
 }
 
 // serve sends GET /v1/models under a deadline of budget and returns the answer and how long it took.

@@ -68,7 +68,10 @@ var (
 // NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…
 // and /admin/audit-logs (each where its store is configured): admin keys
 // only (401 anonymous, 403 "Access denied" for a normal key), classic envelope.
-func NewAdmin(d Deps) http.Handler {
+func NewAdmin(d Deps) (http.Handler, error) {
+	if d.KeyAdmin == nil && d.Breakers == nil && d.Webhooks == nil {
+		return nil, &OffError{"/admin", "the users, circuit-breakers or webhooks and audit tables"}
+	}
 	d = d.withDefaults()
 	mux := http.NewServeMux()
 	if d.KeyAdmin != nil {
@@ -89,14 +92,16 @@ func NewAdmin(d Deps) http.Handler {
 		wh.Register(mux)
 	}
 	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
-	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP)
+	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP), nil
 }
 
-// NewUsage builds GET /usage: the calling key's quota, limits and spend. Billing and Limits are
-// required.
-func NewUsage(d Deps) http.Handler {
+// NewUsage builds GET /usage: the calling key's quota, limits and spend.
+func NewUsage(d Deps) (http.Handler, error) {
+	if d.Billing == nil || d.Limits == nil {
+		return nil, &OffError{"GET /usage", "the users and limits tables (SECUREAI_TABLE_USERS, SECUREAI_TABLE_LIMITS)"}
+	}
 	d = d.withDefaults()
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...)
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...), nil
 }
 
 // keyHandler serves the key and user admin routes and GET /usage, in the classic envelope.
@@ -105,14 +110,20 @@ func keyHandler(d Deps) *keyadmin.Handler {
 }
 
 // NewJWKS builds GET /.well-known/jwks.json: public, cacheable, no key needed.
-func NewJWKS(d Deps) http.Handler {
-	return httpapi.Routes(classicapi.Render, d.Signer.JWKSHandler(), jwksRoutes...)
+func NewJWKS(d Deps) (http.Handler, error) {
+	if d.Signer == nil {
+		return nil, &OffError{"GET /.well-known/jwks.json", "the signing keyset (SECUREAI_SIGNING_SECRET_ARN)"}
+	}
+	return httpapi.Routes(classicapi.Render, d.Signer.JWKSHandler(), jwksRoutes...), nil
 }
 
 // NewReceipts builds GET /receipts/{bundleId}: a served request's signed receipt, for the key
 // that made it.
-func NewReceipts(d Deps) http.Handler {
+func NewReceipts(d Deps) (http.Handler, error) {
+	if d.Receipts == nil {
+		return nil, &OffError{"GET /receipts/{bundleId}", "the receipts table (SECUREAI_TABLE_RECEIPTS)"}
+	}
 	d = d.withDefaults()
 	h := receipt.Handler{Store: d.Receipts, Fail: classicapi.Render}
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.ServeHTTP), receiptRoutes...)
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.ServeHTTP), receiptRoutes...), nil
 }

@@ -57,7 +57,11 @@ func TestModelsAloneListsWhatTheGatewayLists(t *testing.T) {
 		}
 		return rec.Body.String()
 	}
-	alone, all := list(NewModels(d)), list(gw.Mux())
+	h, err := NewModels(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, all := list(h), list(gw.Mux())
 	if alone != all {
 		t.Errorf("NewModels lists %s\nthe gateway lists %s", alone, all)
 	}

@@ -5,6 +5,7 @@
 package gateway
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -90,11 +91,24 @@ var (
 	classicChatRoutes = []string{"POST /chat/completions"}
 )
 
+// Every New… builder has one shape, func(Deps) (http.Handler, error), so a Lambda's main hands
+// it to cloud.Endpoint as it is. A builder whose store the Deps leaves unset answers an *OffError:
+// the local server then mounts nothing there, and a function fails its start naming what is
+// missing.
+
+// OffError is a builder's answer when the Deps lack what its endpoint needs.
+type OffError struct {
+	Endpoint string
+	Needs    string // what to configure, in the cloud's terms
+}
+
+func (e *OffError) Error() string { return e.Endpoint + " is off: it needs " + e.Needs }
+
 // NewModels builds GET /v1/models and GET /v1/models/{id}. Listing needs the catalog and the
 // credentials only: no provider is built and no idempotency guard.
-func NewModels(d Deps) http.Handler {
+func NewModels(d Deps) (http.Handler, error) {
 	d = d.withDefaults()
-	return models(d, catalog.NewListing(d.Catalog, d.Credential))
+	return models(d, catalog.NewListing(d.Catalog, d.Credential)), nil
 }
 
 // NewOpenAIChat builds POST /v1/chat/completions.
@@ -135,17 +149,19 @@ func New(d Deps) (*Gateway, error) {
 	g.mount(openAIChat(d, svc, guard), openAIChatRoutes)
 	g.mount(classicChat(d, svc, guard), classicChatRoutes)
 	g.mount(policyCheck(d, svc), policyCheckRoutes)
-	if d.KeyAdmin != nil || d.Breakers != nil || d.Webhooks != nil {
-		g.mount(NewAdmin(d), adminRoutes)
-	}
-	if d.Billing != nil && d.Limits != nil { // what GET /usage reads
-		g.mount(NewUsage(d), usageRoutes)
-	}
-	if d.Signer != nil {
-		g.mount(NewJWKS(d), jwksRoutes)
-	}
-	if d.Receipts != nil {
-		g.mount(NewReceipts(d), receiptRoutes)
+	for _, e := range []struct {
+		build  func(Deps) (http.Handler, error)
+		routes []string
+	}{{NewAdmin, adminRoutes}, {NewUsage, usageRoutes}, {NewJWKS, jwksRoutes}, {NewReceipts, receiptRoutes}} {
+		h, err := e.build(d)
+		var off *OffError
+		switch {
+		case errors.As(err, &off):
+			continue // a feature this deployment leaves off
+		case err != nil:
+			return nil, err
+		}
+		g.mount(h, e.routes)
 	}
 	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
 	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))

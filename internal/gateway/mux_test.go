@@ -64,8 +64,12 @@ func TestJWKSAnswersOtherMethodsInTheClassicEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, err := NewJWKS(Deps{Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := httptest.NewRecorder()
-	NewJWKS(Deps{Signer: signer}).ServeHTTP(rec, httptest.NewRequest("POST", "/.well-known/jwks.json", nil))
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/.well-known/jwks.json", nil))
 	var body map[string]any
 	_ = json.Unmarshal(rec.Body.Bytes(), &body)
 	if rec.Code != 405 || rec.Header().Get("Allow") != "GET" || body["success"] != false {
