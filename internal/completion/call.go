@@ -74,7 +74,10 @@ func (c *Call) prepare() error {
 	if err != nil {
 		return err
 	}
-	if c.Plan, err = c.svc.Prepare(c.key, spec); err != nil {
+	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
+		return err
+	}
+	if c.models, err = c.svc.checkModels(c.key, c.Plan); err != nil {
 		return err
 	}
 	// After the chain, in the order a dry run reports its checks (DryRun).

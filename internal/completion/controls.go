@@ -70,16 +70,7 @@ func (c *Call) admit(ctx context.Context) error {
 			return err
 		}
 	}
-	models := make([]*catalog.Model, len(c.Plan.Targets))
-	for i, t := range c.Plan.Targets {
-		route, err := c.svc.Router.Route(t.Model)
-		if err != nil {
-			return err
-		}
-		models[i] = route.Model
-	}
-	c.models = models
-	verdicts, err := c.Policy.CheckChain(models)
+	verdicts, err := c.Policy.CheckChain(c.models)
 	c.verdicts = verdicts
 	if c.violated() && ctl.Breakers != nil {
 		_ = ctl.Breakers.RecordViolation(ctx, c.key) // best effort: the refusal stands regardless

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/policycheck"
@@ -45,14 +44,10 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 		return out
 	}
 	out.Models = c.Plan.Models()
-	if _, err := s.Prepare(c.key, spec); err != nil {
+	models, err := s.checkModels(c.key, c.Plan)
+	if err != nil {
 		out.ModelAccess, out.PolicyAccess, out.Quota = err, policycheck.ErrNotChecked, policycheck.ErrNotChecked
 		return out
-	}
-	models := make([]*catalog.Model, len(c.Plan.Targets))
-	for i, t := range c.Plan.Targets {
-		route, _ := s.Router.Route(t.Model) // Prepare routed every model
-		models[i] = route.Model
 	}
 	out.PointsRequired = policycheck.PointsRequired(models)
 	if out.PolicyErr != nil {
@@ -63,7 +58,6 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 		out.Verdicts, out.PolicyAccess = out.Policy.CheckChain(models)
 	}
 	if b := s.Controls.Billing; b != nil {
-		c.models = models
 		q, err := b.Quote(ctx, c.key, models, c.estimate())
 		out.Quota = err
 		if q.User != nil && q.Mode == apikey.UserCompletions && !q.BillingFallback {

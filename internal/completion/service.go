@@ -44,25 +44,23 @@ func notAllowed(model string) error {
 		WithCode("model_not_allowed").WithParam("model")
 }
 
-// Prepare resolves the chain a request names for key and checks every model of it — catalog,
-// provider readiness, the key's allowlist — before any attempt, so a chain that could not fully
-// run is refused with nothing spent.
-func (s *Service) Prepare(key *apikey.Key, spec chain.Spec) (chain.Plan, error) {
-	plan, err := chain.Resolve(spec, key.FailoverDefaults, s.Settings)
-	if err != nil {
-		return plan, err
-	}
+// checkModels checks every model of plan — catalog, provider readiness, the key's allowlist —
+// before any attempt, so a chain that could not fully run is refused with nothing spent. It
+// returns the models' catalog entries, in order, and gives each target its context window.
+func (s *Service) checkModels(key *apikey.Key, plan chain.Plan) ([]*catalog.Model, error) {
+	models := make([]*catalog.Model, len(plan.Targets))
 	for i, t := range plan.Targets {
 		route, err := s.Router.Route(t.Model)
 		if err != nil {
-			return plan, err
+			return nil, err
 		}
 		if !key.Allows(t.Model) {
-			return plan, notAllowed(t.Model)
+			return nil, notAllowed(t.Model)
 		}
 		plan.Targets[i].ContextWindow = route.Model.ContextWindow
+		models[i] = route.Model
 	}
-	return plan, nil
+	return models, nil
 }
 
 // Completion is a served non-streamed answer.
