@@ -26,8 +26,7 @@ type Observer struct {
 // FailedOver implements completion.Observer.
 func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
 	at := o.Now()
-	s := Subject(ctx)
-	s.RequestID = f.RequestID
+	s := event.Subject{RequestID: f.RequestID} // the seam names the caller; ctx need not be read
 	if f.Key != nil {
 		s.UserID, s.APIKeyID = f.Key.UserID, f.Key.ID
 	}
