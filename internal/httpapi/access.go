@@ -17,7 +17,7 @@ func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &access{}
-		aw := &accessWriter{ResponseWriter: w}
+		aw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(aw, r.WithContext(context.WithValue(r.Context(), accessKey{}, rec)))
 		status := aw.status
 		if status == 0 {
@@ -65,21 +65,21 @@ func noteKey(ctx context.Context, keyID string) {
 	}
 }
 
-// accessWriter counts what is sent, keeping flushes working for streams.
-type accessWriter struct {
+// statusWriter notes the status and the bytes sent, keeping flushes working for streams.
+type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
 }
 
-func (w *accessWriter) WriteHeader(status int) {
+func (w *statusWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *accessWriter) Write(b []byte) (int, error) {
+func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -89,11 +89,11 @@ func (w *accessWriter) Write(b []byte) (int, error) {
 }
 
 // Flush keeps SSE frames leaving at once.
-func (w *accessWriter) Flush() {
+func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
 // Unwrap lets http.ResponseController reach the real writer.
-func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -54,7 +54,7 @@ func Idempotent(w http.ResponseWriter, r *http.Request, guard *idempotency.Guard
 		return
 	}
 
-	rw := &recorder{ResponseWriter: w}
+	rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 	recorded := false
 	// The record is written even when the caller has left (its retry must find it), so the store
 	// calls outlive the request's cancellation.
@@ -91,32 +91,11 @@ func replay(w http.ResponseWriter, rec *idempotency.Record) {
 
 // recorder keeps a copy of what the handler sends, while sending it (and flushing SSE frames) as usual.
 type recorder struct {
-	http.ResponseWriter
-	status int
-	buf    bytes.Buffer
-}
-
-func (rw *recorder) WriteHeader(status int) {
-	if rw.status == 0 {
-		rw.status = status
-	}
-	rw.ResponseWriter.WriteHeader(status)
+	statusWriter
+	buf bytes.Buffer
 }
 
 func (rw *recorder) Write(b []byte) (int, error) {
-	if rw.status == 0 {
-		rw.status = http.StatusOK
-	}
 	rw.buf.Write(b) // kept even if the caller is gone: the record is what a retry gets
-	return rw.ResponseWriter.Write(b)
+	return rw.statusWriter.Write(b)
 }
-
-// Flush keeps SSE frames leaving at once through the recorder.
-func (rw *recorder) Flush() {
-	if f, ok := rw.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
