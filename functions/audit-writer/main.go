@@ -2,9 +2,6 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/secureai-gateway/gateway/internal/audit"
 	"github.com/secureai-gateway/gateway/internal/cloud"
@@ -12,9 +9,6 @@ import (
 )
 
 func main() {
-	c, err := cloud.Load(context.Background())
-	if err != nil {
-		log.Fatalf("audit-writer: %v", err)
-	}
+	c := cloud.MustLoad("audit-writer")
 	lambda.Start(sqsqueue.Audit(&audit.Writer{Store: c.Store.AuditLog()}, c.Log))
 }

@@ -3,9 +3,6 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
@@ -13,9 +10,6 @@ import (
 )
 
 func main() {
-	c, err := cloud.Load(context.Background())
-	if err != nil {
-		log.Fatalf("models: %v", err)
-	}
+	c := cloud.MustLoad("models")
 	awslambda.Start(c.Endpoint(openaiapi.Render, gateway.NewModels))
 }

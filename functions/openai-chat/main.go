@@ -2,9 +2,6 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
@@ -12,9 +9,6 @@ import (
 )
 
 func main() {
-	c, err := cloud.Load(context.Background())
-	if err != nil {
-		log.Fatalf("openai-chat: %v", err)
-	}
+	c := cloud.MustLoad("openai-chat")
 	awslambda.StartStreaming(c.Endpoint(openaiapi.Render, gateway.NewOpenAIChat))
 }

@@ -3,9 +3,6 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
@@ -13,9 +10,6 @@ import (
 )
 
 func main() {
-	c, err := cloud.Load(context.Background())
-	if err != nil {
-		log.Fatalf("receipts: %v", err)
-	}
+	c := cloud.MustLoad("receipts")
 	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewReceipts))
 }

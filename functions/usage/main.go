@@ -2,9 +2,6 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
@@ -12,9 +9,6 @@ import (
 )
 
 func main() {
-	c, err := cloud.Load(context.Background())
-	if err != nil {
-		log.Fatalf("usage: %v", err)
-	}
+	c := cloud.MustLoad("usage")
 	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewUsage))
 }

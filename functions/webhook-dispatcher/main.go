@@ -4,7 +4,6 @@
 package main
 
 import (
-	"context"
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -13,10 +12,7 @@ import (
 )
 
 func main() {
-	c, err := cloud.Load(context.Background())
-	if err != nil {
-		log.Fatalf("webhook-dispatcher: %v", err)
-	}
+	c := cloud.MustLoad("webhook-dispatcher")
 	if c.Config.WebhookQueueURL == "" {
 		log.Fatal("webhook-dispatcher: SECUREAI_WEBHOOK_QUEUE_URL is not set: retries need the webhook queue")
 	}

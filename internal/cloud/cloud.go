@@ -12,6 +12,7 @@ package cloud
 import (
 	"context"
 	"fmt"
+	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -72,6 +73,17 @@ type Cloud struct {
 	keys     *Keys
 	breakers breaker.Config
 	catalog  func() (*catalog.Catalog, error)
+}
+
+// MustLoad is Load for a function's main: a configuration the function cannot start with ends
+// the process at init, the error naming the function and what to fix (the runtime reports the
+// failed init; the template's parameter patterns keep such values from deploying).
+func MustLoad(function string) *Cloud {
+	c, err := Load(context.Background())
+	if err != nil {
+		log.Fatalf("%s: %v", function, err)
+	}
+	return c
 }
 
 // Load parses the environment and builds the AWS clients, once per cold start. It makes no
