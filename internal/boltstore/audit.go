@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +12,8 @@ import (
 )
 
 // bucketAudit holds audit entries under their sort key (time, id), so a range scan backwards is
-// the newest-first listing. Expired entries are skipped on read.
+// the newest-first listing. Entries are written behind (writebehind.go); expired ones are skipped
+// on read and deleted by the sweeper.
 var bucketAudit = []byte("audit")
 
 type auditRecord struct {
@@ -33,21 +35,31 @@ func (l auditLog) Put(_ context.Context, e audit.Entry, expires time.Time) (bool
 	if err != nil {
 		return false, err
 	}
-	created := false
-	err = l.s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		key := []byte(e.SortKey())
-		if b.Get(key) != nil {
-			return nil
-		}
-		created = true
-		return b.Put(key, raw)
+	key := e.SortKey()
+	p := l.s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hasAudit(key) {
+		return false, nil
+	}
+	exists := false
+	err = l.s.db.View(func(tx *bolt.Tx) error {
+		exists = tx.Bucket(bucketAudit).Get([]byte(key)) != nil
+		return nil
 	})
-	return created, err
+	if err != nil || exists {
+		return false, err
+	}
+	p.audit[key] = raw
+	p.wrote()
+	return true, nil
 }
 
 // Query implements audit.Store.
 func (l auditLog) Query(_ context.Context, q audit.Query) (audit.Page, error) {
+	if err := l.s.Flush(); err != nil { // a listing reads the file: what was written is listed
+		return audit.Page{}, err
+	}
 	lo, hi := q.Bounds()
 	now := l.now()
 	var page audit.Page
@@ -77,4 +89,29 @@ func (l auditLog) Query(_ context.Context, q audit.Query) (audit.Page, error) {
 		return nil
 	})
 	return page, err
+}
+
+// sweepAudit deletes up to limit entries past their retention, oldest first. Entries are kept in
+// time order and every entry of a deployment has the same retention, so the sweep stops at the
+// first one still kept.
+func sweepAudit(tx *bolt.Tx, now time.Time, limit int) error {
+	b := tx.Bucket(bucketAudit)
+	var done [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil && len(done) < limit; k, v = c.Next() {
+		var r auditRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("boltstore: corrupt audit entry: %w", err)
+		}
+		if now.Before(r.Expires) {
+			break
+		}
+		done = append(done, bytes.Clone(k))
+	}
+	for _, k := range done {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

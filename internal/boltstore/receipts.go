@@ -1,62 +1,223 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	bolt "go.etcd.io/bbolt"
 )
 
-// Receipts (receipt.Store): bundle id → record. Nothing deletes expired receipts locally; they
-// read as absent, and a local store never grows to a size where that matters.
+// Receipts (receipt.Store): bundle id → record, written behind (writebehind.go). A record is kept
+// compact — its three JWS parts decoded from base64, times as varints — and an index by expiry
+// lets the sweeper delete receipts past their retention without reading the others.
 
-var bucketReceipts = []byte("receipts")
+var (
+	bucketReceipts      = []byte("receipts")
+	bucketReceiptExpiry = []byte("receipt_expiry") // expiry (8 bytes, Unix ns, big-endian) + bundle id → nothing
+)
 
 // PutReceipt implements receipt.Store.
 func (s *Store) PutReceipt(_ context.Context, r receipt.Record) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
+	raw := encodeReceipt(r)
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old, err := s.receiptLocked(r.BundleID)
+	if err == nil && time.Now().Before(old.ExpiresAt) {
+		return receipt.ErrExists
+	}
+	if err != nil && !errors.Is(err, receipt.ErrNotFound) {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketReceipts)
-		if err != nil {
-			return err
-		}
-		if old := b.Get([]byte(r.BundleID)); old != nil {
-			if prev, err := decodeReceipt(old); err != nil || time.Now().Before(prev.ExpiresAt) {
-				return receipt.ErrExists
-			}
-		}
-		return b.Put([]byte(r.BundleID), raw)
-	})
+	p.receipts[r.BundleID] = raw
+	p.wrote()
+	return nil
 }
 
 // Receipt implements receipt.Store.
 func (s *Store) Receipt(_ context.Context, bundleID string) (receipt.Record, error) {
-	var r receipt.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketReceipts)
-		if b == nil || b.Get([]byte(bundleID)) == nil {
-			return receipt.ErrNotFound
-		}
-		var err error
-		r, err = decodeReceipt(b.Get([]byte(bundleID)))
-		return err
-	})
+	s.p.mu.Lock()
+	r, err := s.receiptLocked(bundleID)
+	s.p.mu.Unlock()
 	if err == nil && !time.Now().Before(r.ExpiresAt) {
 		return receipt.Record{}, receipt.ErrNotFound
 	}
 	return r, err
 }
 
-func decodeReceipt(raw []byte) (receipt.Record, error) {
-	var r receipt.Record
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("boltstore: corrupt receipt record: %w", err)
+// receiptLocked finds a receipt pending or committed, expired or not. Call it with p.mu held.
+func (s *Store) receiptLocked(bundleID string) (r receipt.Record, err error) {
+	if raw, ok := s.p.receipt(bundleID); ok {
+		return decodeReceipt(bundleID, raw)
 	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketReceipts).Get([]byte(bundleID))
+		if raw == nil {
+			return receipt.ErrNotFound
+		}
+		r, err = decodeReceipt(bundleID, raw)
+		return err
+	})
+	return r, err
+}
+
+// putReceipts writes pending receipts and their expiry index inside a Flush. A receipt it
+// replaces (one past its retention) leaves the index with it.
+func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
+	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
+	for id, raw := range pending {
+		if old := b.Get([]byte(id)); old != nil {
+			if prev, err := decodeReceipt(id, old); err == nil {
+				if err := idx.Delete(expiryKey(prev.ExpiresAt, id)); err != nil {
+					return err
+				}
+			}
+		}
+		r, err := decodeReceipt(id, raw)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(id), raw); err != nil {
+			return err
+		}
+		if err := idx.Put(expiryKey(r.ExpiresAt, id), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func expiryKey(t time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(max(0, t.UnixNano())))
+	return append(k, id...)
+}
+
+// sweepReceipts deletes up to limit receipts whose retention ended before now, oldest first.
+func sweepReceipts(tx *bolt.Tx, now time.Time, limit int) error {
+	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
+	end := expiryKey(now, "")
+	var done [][]byte
+	c := idx.Cursor()
+	for k, _ := c.First(); k != nil && len(done) < limit && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
+		done = append(done, bytes.Clone(k))
+	}
+	for _, k := range done {
+		if err := b.Delete(k[8:]); err != nil {
+			return err
+		}
+		if err := idx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A receipt record is: format byte, created and expires (Unix ns, varints), the key id, then the
+// JWS. Format 1 keeps a well-formed compact JWS's three parts decoded (a quarter smaller than
+// base64); format 0 keeps any other JWS as it is. Records written as JSON by earlier versions
+// still read.
+const (
+	receiptAsIs    = 0
+	receiptDecoded = 1
+)
+
+func encodeReceipt(r receipt.Record) []byte {
+	parts, decoded := decodeJWS(r.JWS)
+	b := make([]byte, 0, 32+len(r.KeyID)+len(r.JWS))
+	format := byte(receiptAsIs)
+	if decoded {
+		format = receiptDecoded
+	}
+	b = append(b, format)
+	b = binary.AppendVarint(b, r.CreatedAt.UnixNano())
+	b = binary.AppendVarint(b, r.ExpiresAt.UnixNano())
+	b = appendBytes(b, []byte(r.KeyID))
+	if !decoded {
+		return append(b, r.JWS...)
+	}
+	for _, p := range parts {
+		b = appendBytes(b, p)
+	}
+	return b
+}
+
+func decodeReceipt(id string, raw []byte) (receipt.Record, error) {
+	if len(raw) > 0 && raw[0] == '{' {
+		var r receipt.Record
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return r, fmt.Errorf("boltstore: corrupt receipt record: %w", err)
+		}
+		return r, nil
+	}
+	corrupt := fmt.Errorf("boltstore: corrupt receipt record %q", id)
+	if len(raw) == 0 || raw[0] > receiptDecoded {
+		return receipt.Record{}, corrupt
+	}
+	format, rest := raw[0], raw[1:]
+	created, n := binary.Varint(rest)
+	if n <= 0 {
+		return receipt.Record{}, corrupt
+	}
+	rest = rest[n:]
+	expires, n := binary.Varint(rest)
+	if n <= 0 {
+		return receipt.Record{}, corrupt
+	}
+	key, rest, ok := cutBytes(rest[n:])
+	if !ok {
+		return receipt.Record{}, corrupt
+	}
+	r := receipt.Record{BundleID: id, KeyID: string(key), CreatedAt: time.Unix(0, created).UTC(), ExpiresAt: time.Unix(0, expires).UTC()}
+	if format == receiptAsIs {
+		r.JWS = string(rest)
+		return r, nil
+	}
+	var jws strings.Builder
+	for i := range 3 {
+		var part []byte
+		if part, rest, ok = cutBytes(rest); !ok {
+			return receipt.Record{}, corrupt
+		}
+		if i > 0 {
+			jws.WriteByte('.')
+		}
+		jws.WriteString(base64.RawURLEncoding.EncodeToString(part))
+	}
+	r.JWS = jws.String()
 	return r, nil
+}
+
+// decodeJWS splits a compact JWS into its three decoded parts; ok is false unless each part is
+// canonical unpadded base64url, so encoding them again gives back exactly the JWS.
+func decodeJWS(jws string) (parts [3][]byte, ok bool) {
+	fields := strings.Split(jws, ".")
+	if len(fields) != 3 {
+		return parts, false
+	}
+	for i, f := range fields {
+		p, err := base64.RawURLEncoding.Strict().DecodeString(f)
+		if err != nil || base64.RawURLEncoding.EncodeToString(p) != f {
+			return parts, false
+		}
+		parts[i] = p
+	}
+	return parts, true
+}
+
+func appendBytes(b, p []byte) []byte { return append(binary.AppendUvarint(b, uint64(len(p))), p...) }
+
+func cutBytes(b []byte) (p, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
 }

@@ -24,9 +24,11 @@ var (
 // Store is the embedded store.
 type Store struct {
 	db *bolt.DB
+	p  *pending // writes not yet committed (writebehind.go)
 }
 
-// Open opens (creating if needed) the store file at path.
+// Open opens (creating if needed) the store file at path and starts committing its writes every
+// FlushInterval; Close commits the rest.
 func Open(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("boltstore: %w", err)
@@ -39,7 +41,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: opening %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers, bucketWebhooks, bucketAttempts, bucketPending, bucketAudit} {
+		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers, bucketWebhooks, bucketAttempts, bucketPending, bucketAudit, bucketReceipts, bucketReceiptExpiry} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -50,11 +52,15 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: %w", err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db, p: newPending()}
+	go s.run(FlushInterval)
+	return s, nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close commits the pending writes and closes the file.
+func (s *Store) Close() error {
+	return errors.Join(s.closePending(), s.db.Close())
+}
 
 // keyRecord is how a key is kept: the public fields plus the secret's hash.
 type keyRecord struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -22,6 +23,12 @@ type Handler struct {
 	Store Store
 	// Fail writes err (a *fault.Error) in the surface's envelope.
 	Fail func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// writeBehind is a Store that commits writes some time after it takes them (the embedded store):
+// a receipt lost in a crash within that window is missing, and a 404 says so.
+type writeBehind interface {
+	WriteBehind() time.Duration
 }
 
 // Response is the body of a found receipt.
@@ -53,7 +60,12 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec, err := h.Store.Receipt(r.Context(), id)
 	// Another key's receipt is answered exactly like a missing one, so ids cannot be probed.
 	if errors.Is(err, ErrNotFound) || err == nil && rec.KeyID != caller.ID {
-		h.Fail(w, r, fault.New(fault.NotFound, "Not found", "no receipt "+id+" for this API key"))
+		msg := "no receipt " + id + " for this API key"
+		if wb, ok := h.Store.(writeBehind); ok {
+			msg += fmt.Sprintf(" (this store commits receipts every %s, so a receipt issued less than %[1]s before the gateway stopped abnormally — kill -9, power loss — may have been lost)",
+				wb.WriteBehind())
+		}
+		h.Fail(w, r, fault.New(fault.NotFound, "Not found", msg))
 		return
 	}
 	if err != nil {

@@ -1,0 +1,235 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/audit"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/receipt"
+	bolt "go.etcd.io/bbolt"
+)
+
+// A request's writes go to memory at once and to the file together later: these tests take a
+// copy of the file as a crash would leave it (what is committed) and open the copy.
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+// crashCopy opens a copy of the file at path as it is on disk now, as a restart after a kill -9
+// would find it.
+func crashCopy(t *testing.T, path string) *Store {
+	t.Helper()
+	src, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	s, err := Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// writeRequest makes the writes of one served request: a charge, a receipt and an audit entry.
+func writeRequest(t *testing.T, s *Store, user, bundle string, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	u := billing.NewUser(user, billing.DefaultUser, now)
+	if err := s.CreateUser(ctx, u); err != nil && !errors.Is(err, billing.ErrExists) {
+		t.Fatal(err)
+	}
+	if err := s.Charge(ctx, user, billing.Charge{Period: u.PeriodStart, Points: 3, Capped: true, PointsCap: u.MonthlyPoints}); err != nil {
+		t.Fatal(err)
+	}
+	r := receipt.Record{BundleID: bundle, KeyID: "key_1", JWS: "h.p.s", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.PutReceipt(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AuditLog().Put(ctx, audit.Entry{ID: "evt_" + bundle, Timestamp: now, Type: "api:model_failover"}, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func pointsUsed(t *testing.T, s *Store, user string) int64 {
+	t.Helper()
+	u, err := s.User(context.Background(), user)
+	if errors.Is(err, billing.ErrNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.PointsUsed
+}
+
+func TestWritesAreReadAtOnceAndCommittedTogether(t *testing.T) {
+	s, path := openTemp(t)
+	now := time.Now()
+	s.p.flushMu.Lock() // hold the flusher off: nothing may be committed while the writes are checked
+	writeRequest(t, s, "u1", "b1", now)
+
+	if got := pointsUsed(t, s, "u1"); got != 3 {
+		t.Errorf("points used read at once = %d, want 3", got)
+	}
+	if _, err := s.Receipt(context.Background(), "b1"); err != nil {
+		t.Errorf("receipt read at once: %v", err)
+	}
+	crashed := crashCopy(t, path)
+	if got := pointsUsed(t, crashed, "u1"); got != 0 {
+		t.Errorf("a crash before the commit kept points used %d, want 0 (the charge is lost, never doubled)", got)
+	}
+	if _, err := crashed.Receipt(context.Background(), "b1"); !errors.Is(err, receipt.ErrNotFound) {
+		t.Errorf("a crash before the commit: receipt err = %v, want ErrNotFound", err)
+	}
+	s.p.flushMu.Unlock()
+
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	committed := crashCopy(t, path)
+	if got := pointsUsed(t, committed, "u1"); got != 3 {
+		t.Errorf("after the commit: points used %d, want 3", got)
+	}
+	if _, err := committed.Receipt(context.Background(), "b1"); err != nil {
+		t.Errorf("after the commit: receipt: %v", err)
+	}
+	page, err := committed.AuditLog().Query(context.Background(), audit.Query{Start: now.Add(-time.Minute), End: now.Add(time.Minute), Limit: 10})
+	if err != nil || len(page.Entries) != 1 {
+		t.Errorf("after the commit: audit entries %d, %v; want 1", len(page.Entries), err)
+	}
+}
+
+func TestTheFlusherCommitsWithinItsInterval(t *testing.T) {
+	s, path := openTemp(t)
+	writeRequest(t, s, "u1", "b1", time.Now())
+	deadline := time.Now().Add(10 * time.Second) // the interval is 200 ms; a busy machine may take longer
+	for pointsUsed(t, crashCopy(t, path), "u1") != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pending charge was not committed by the flusher")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestCloseCommitsEverything(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.p.flushMu.Lock() // the flusher cannot commit; only Close's final commit can
+	writeRequest(t, s, "u1", "b1", time.Now())
+	s.p.flushMu.Unlock()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if got := pointsUsed(t, re, "u1"); got != 3 {
+		t.Errorf("after Close and reopen: points used %d, want 3", got)
+	}
+	if _, err := re.Receipt(context.Background(), "b1"); err != nil {
+		t.Errorf("after Close and reopen: receipt: %v", err)
+	}
+}
+
+func TestSweepDeletesExpiredReceiptsAndAuditEntries(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	now := time.Now()
+	old := now.Add(-2 * time.Hour)
+	for _, r := range []receipt.Record{
+		{BundleID: "old", KeyID: "k", JWS: "h.p.s", CreatedAt: old, ExpiresAt: old.Add(time.Hour)},
+		{BundleID: "new", KeyID: "k", JWS: "h.p.s", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+	} {
+		if err := s.PutReceipt(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := s.AuditLog()
+	for _, e := range []struct {
+		id string
+		at time.Time
+	}{{"evt_old", old}, {"evt_new", now}} {
+		if _, err := log.Put(ctx, audit.Entry{ID: e.id, Timestamp: e.at, Type: "api:model_failover"}, e.at.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sweep(now); err != nil {
+		t.Fatal(err)
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, c := range []struct {
+			bucket []byte
+			want   int
+		}{{bucketReceipts, 1}, {bucketReceiptExpiry, 1}, {bucketAudit, 1}} {
+			if n := tx.Bucket(c.bucket).Stats().KeyN; n != c.want {
+				t.Errorf("bucket %s holds %d records after the sweep, want %d", c.bucket, n, c.want)
+			}
+		}
+		if tx.Bucket(bucketReceipts).Get([]byte("new")) == nil {
+			t.Error("the sweep deleted a receipt still in its retention")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReceiptRecordIsCompactAndExact(t *testing.T) {
+	jws := "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIiwidHlwIjoic2VjdXJlYWktcmVjZWlwdCtqd3QifQ." +
+		"eyJidW5kbGVfaWQiOiJiMSIsInN1YiI6ImtleV8xIn0." +
+		"c2lnbmF0dXJlLWJ5dGVzLXNpZ25hdHVyZS1ieXRlcy1zaWduYXR1cmUtYnl0ZXMtc2lnbmF0dXJlLWJ5dGVzLXNpZ24"
+	now := time.Now().UTC()
+	for _, r := range []receipt.Record{
+		{BundleID: "b1", KeyID: "key_1", JWS: jws, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		{BundleID: "b2", KeyID: "key_1", JWS: "not.a.jws!", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+	} {
+		raw := encodeReceipt(r)
+		got, err := decodeReceipt(r.BundleID, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.JWS != r.JWS || got.KeyID != r.KeyID || !got.CreatedAt.Equal(r.CreatedAt) || !got.ExpiresAt.Equal(r.ExpiresAt) {
+			t.Errorf("round trip of %s: got %+v, want %+v", r.BundleID, got, r)
+		}
+		if r.BundleID == "b1" && len(raw) >= len(r.JWS) {
+			t.Errorf("a well-formed JWS is kept in %d bytes, no fewer than its %d characters", len(raw), len(r.JWS))
+		}
+	}
+	if _, err := decodeReceipt("b3", []byte{9, 1, 2}); err == nil {
+		t.Error("a record of an unknown format decoded")
+	}
+}

@@ -1,0 +1,144 @@
+package proctest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+)
+
+// call sends one request with the admin key and returns the status and body.
+func (s *server) call(secret, method, path, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: clientBound}).Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// Rule (issue 17.2): the local store writes a request's charge, receipt and audit entries behind
+// the answer, so a kill -9 under load loses at most the last commit interval's writes — and never
+// bills twice. After a restart on the same store the user has been charged no more than the
+// requests it sent (each demo answer costs one point), something was kept, and every bundle id
+// answered before the kill either has its receipt or gets a 404 that says it may have been lost.
+func TestKillUnderLoadNeverDoubleBills(t *testing.T) {
+	bin := build(t)
+	dataDir := t.TempDir()
+	secret := apikey.NewSecret()
+	first := start(t, bin, dataDir, secret)
+	status, body, err := first.call(secret, http.MethodPost, "/admin/api-keys",
+		`{"name":"load","userId":"load","dailyLimit":1000000,"monthlyLimit":1000000,"rateLimit":{"requestsPerMinute":1000,"requestsPerHour":10000}}`)
+	var created struct {
+		Secret string `json:"secret"`
+	}
+	if err != nil || status != http.StatusCreated || json.Unmarshal(body, &created) != nil {
+		t.Fatalf("creating the load key: %d %s %v", status, body, err)
+	}
+	if status, body, err := first.call(secret, http.MethodPut, "/admin/users/load", `{"monthlyPoints":1000000}`); err != nil || status != http.StatusOK {
+		t.Fatalf("raising the load user's points: %d %s %v", status, body, err)
+	}
+
+	// Paced under the key's 1000 requests a minute: a refusal here would be a limit, not a crash.
+	const workers, pause = 2, 5 * time.Millisecond
+	var (
+		mu      sync.Mutex
+		bundles []string
+		sent    int // requests started, answered or not: the most the user may be charged for
+		wg      sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				sent++
+				mu.Unlock()
+				time.Sleep(pause)
+				status, body, err := first.call(created.Secret, http.MethodPost, "/v1/chat/completions",
+					`{"model":"demo/ok","messages":[{"role":"user","content":"Hello"}]}`)
+				if err != nil {
+					return // the kill cut it
+				}
+				var out struct {
+					SecureAI struct {
+						BundleID string `json:"smltp_bundle_id"`
+					} `json:"secureai"`
+				}
+				if status != http.StatusOK || json.Unmarshal(body, &out) != nil || out.SecureAI.BundleID == "" {
+					t.Errorf("before the kill: %d %s, want a 200 with a bundle id", status, body)
+					return
+				}
+				mu.Lock()
+				bundles = append(bundles, out.SecureAI.BundleID)
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(1500 * time.Millisecond) // several commit intervals of load
+	if err := first.cmd.Process.Signal(os.Kill); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	if len(bundles) == 0 {
+		t.Fatal("no request was answered before the kill; the test proves nothing")
+	}
+
+	second := start(t, bin, dataDir, secret)
+	status, body, err = second.call(secret, http.MethodGet, "/admin/users/load", "")
+	var user struct {
+		User struct {
+			Points struct {
+				Used int `json:"used"`
+			} `json:"points"`
+		} `json:"user"`
+	}
+	if err != nil || status != http.StatusOK || json.Unmarshal(body, &user) != nil {
+		t.Fatalf("reading the user after the restart: %d %s %v", status, body, err)
+	}
+	used := user.User.Points.Used
+	if used > sent {
+		t.Errorf("after the kill the user was charged %d points for %d requests sent: billed twice", used, sent)
+	}
+	if used == 0 {
+		t.Errorf("after %d answers over 1.5 s nothing was kept: the store never committed", len(bundles))
+	}
+
+	kept := 0
+	for _, id := range bundles {
+		status, body, err := second.call(created.Secret, http.MethodGet, "/receipts/"+id, "")
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case status == http.StatusOK:
+			kept++
+		case status == http.StatusNotFound && strings.Contains(string(body), "may have been lost"):
+		default:
+			t.Errorf("receipt %s after the restart: %d %s; want 200, or a 404 saying it may have been lost", id, status, body)
+		}
+	}
+	if kept == 0 {
+		t.Errorf("none of the %d receipts answered before the kill was kept", len(bundles))
+	}
+	t.Logf("%d requests sent, %d answered before the kill; after the restart %d points charged and %d receipts kept",
+		sent, len(bundles), used, kept)
+}
