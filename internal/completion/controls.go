@@ -155,7 +155,7 @@ func (c *Call) govern(ctx context.Context, n int, t chain.Target, route catalog.
 	i := len(c.attempts) - 1
 	return func(_ context.Context, body []byte) (http.Header, error) {
 		tok, err := ctl.Tokens.Mint(entitlement.Attempt{KeyID: c.key.ID, Model: t.Model, Provider: route.Model.Provider,
-			PolicyHash: c.Policy.Hash, Body: body})
+			PolicyHash: c.Policy.Hash, Body: body, Unsent: !route.Entitled})
 		if err != nil {
 			return nil, err
 		}

@@ -34,12 +34,16 @@ type Attempt struct {
 	Provider   string // the catalog provider: the token's audience
 	PolicyHash string
 	Body       []byte // the exact bytes sent upstream for this attempt
+	// Unsent says no one receives the token (its provider did not opt in): its claims are made —
+	// its id is the bundle id, the receipt records it and its body hash, and the receipt is
+	// signed — but the token itself is not signed, which is most of what minting costs.
+	Unsent bool
 }
 
 // Token is a minted token.
 type Token struct {
 	verify.Claims
-	Compact string // the JWS, as sent in Header
+	Compact string // the JWS, as sent in Header; "" for an Unsent attempt
 }
 
 // Minter mints tokens. Signer is required (built with Type); it is safe for concurrent use.
@@ -65,6 +69,9 @@ func (m *Minter) Mint(a Attempt) (Token, error) {
 		ID: NewID(), IssuedAt: t.Unix(), Expiry: t.Add(ttl).Unix(),
 		Subject: a.KeyID, Audience: a.Provider, Model: a.Model, PolicyHash: a.PolicyHash,
 		BodySHA256: hex.EncodeToString(sum[:]),
+	}
+	if a.Unsent {
+		return Token{Claims: c}, nil
 	}
 	compact, err := m.Signer.Sign(Type, c)
 	if err != nil {

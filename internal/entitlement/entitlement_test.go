@@ -52,3 +52,21 @@ func TestMintBindsTheAttempt(t *testing.T) {
 		t.Errorf("jti %q then %q: want unique, 36 characters", tok.ID, again.ID)
 	}
 }
+
+// A token no provider receives has its claims and no signature.
+func TestAnUnsentTokenIsNotSigned(t *testing.T) {
+	ks, _ := signing.NewKeyset(time.Now())
+	s, err := signing.NewSigner(ks, Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"model":"m"}`)
+	tok, err := (&Minter{Signer: s}).Mint(Attempt{KeyID: "key_1", Model: "p/m", Provider: "p", Body: body, Unsent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	if tok.Compact != "" || len(tok.ID) != 36 || tok.BodySHA256 != hex.EncodeToString(sum[:]) || tok.Subject != "key_1" {
+		t.Errorf("unsent token = %+v; want its claims and no JWS", tok)
+	}
+}
