@@ -73,6 +73,8 @@ func (s *Store) receiptLocked(bundleID string) (r receipt.Record, err error) {
 // replaces (one past its retention) leaves the index with it.
 func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
 	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
+	// Bundle ids and expiries grow with time, so inserts append: full pages waste nothing.
+	b.FillPercent, idx.FillPercent = appendFill, appendFill
 	for id, raw := range pending {
 		if old := b.Get([]byte(id)); old != nil {
 			if prev, err := decodeReceipt(id, old); err == nil {
@@ -94,6 +96,10 @@ func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
 	}
 	return nil
 }
+
+// appendFill is how full a page split leaves a bucket whose keys mostly arrive in order (bbolt's
+// default, 0.5, suits random keys and would leave such a bucket half empty).
+const appendFill = 0.9
 
 func expiryKey(t time.Time, id string) []byte {
 	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(max(0, t.UnixNano())))

@@ -136,6 +136,7 @@ func (s *Store) Flush() error {
 			return err
 		}
 		ab := tx.Bucket(bucketAudit)
+		ab.FillPercent = appendFill // sort keys start with the time
 		for k, raw := range audit {
 			if err := ab.Put([]byte(k), raw); err != nil {
 				return err

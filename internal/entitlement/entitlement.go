@@ -66,7 +66,7 @@ func (m *Minter) Mint(a Attempt) (Token, error) {
 	t := now()
 	sum := sha256.Sum256(a.Body)
 	c := verify.Claims{
-		ID: NewID(), IssuedAt: t.Unix(), Expiry: t.Add(ttl).Unix(),
+		ID: NewID(t), IssuedAt: t.Unix(), Expiry: t.Add(ttl).Unix(),
 		Subject: a.KeyID, Audience: a.Provider, Model: a.Model, PolicyHash: a.PolicyHash,
 		BodySHA256: hex.EncodeToString(sum[:]),
 	}
@@ -80,10 +80,17 @@ func (m *Minter) Mint(a Attempt) (Token, error) {
 	return Token{Claims: c, Compact: compact}, nil
 }
 
-// NewID returns a token id: "set_" and 128 random bits in hex. The serving attempt's id is the
-// response's bundle id and names its receipt.
-func NewID() string {
+// NewID returns a token id minted at t: "set_" and 128 bits in hex, the first 48 the time in
+// milliseconds and the other 80 random. The serving attempt's id is the response's bundle id and
+// names its receipt; ids minted later sort later, so a store keyed by them appends (the embedded
+// store's B+tree then fills its pages and touches only its last ones, where random ids would write
+// all over the file and hold all of it in memory).
+func NewID(t time.Time) string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	ms := uint64(max(0, t.UnixMilli()))
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails (Go 1.24+)
 	return "set_" + hex.EncodeToString(b[:])
 }

@@ -70,3 +70,15 @@ func TestAnUnsentTokenIsNotSigned(t *testing.T) {
 		t.Errorf("unsent token = %+v; want its claims and no JWS", tok)
 	}
 }
+
+// Ids minted later sort later (the store appends receipts), and never repeat.
+func TestIDsSortByTime(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	a, b, c := NewID(t0), NewID(t0), NewID(t0.Add(time.Millisecond))
+	if a == b || len(a) != 36 || a[:4] != "set_" {
+		t.Errorf("ids %q, %q: want distinct, \"set_\" and 32 hex digits", a, b)
+	}
+	if !(a < c && b < c) {
+		t.Errorf("an id a millisecond later (%q) does not sort after %q and %q", c, a, b)
+	}
+}
