@@ -1,7 +1,10 @@
 // Package latencybench measures what the gateway adds to a request: the same requests are sent
 // over loopback HTTP to a zero-delay fake OpenAI upstream directly and through the gateway, and
-// the two latency distributions, time to first byte of streams, allocations and CPU per request
-// are compared. cmd/bench runs it (make bench); it is not part of the tests.
+// the two latency distributions are compared. RunProcess measures the gateway as users run it,
+// cmd/gateway as its own process with its store on disk (process.go), with its CPU, memory and
+// store growth; Measure is a micro-benchmark of the gateway built in this process without a
+// store, with allocations and CPU per request. cmd/bench runs them (make bench); they are not
+// part of the tests.
 package latencybench
 
 import (
