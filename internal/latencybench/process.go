@@ -49,6 +49,7 @@ type Rep struct {
 	Rows       []Row  // Mode is one of ProcessModes
 	Served     uint64 // gateway requests answered, warm-up included
 	RSSAfter   int64  // VmRSS as the load ends
+	FileAfter  int64  // of which file-backed (RssFile): the binary and the store's memory map, not heap
 	RSSSettled int64  // VmRSS after the settle pause
 	Before     StoreSize
 	After      StoreSize // after the settle pause
@@ -176,6 +177,9 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 		}
 		rep.Served = ring.Taken() - taken // a request that failed would have ended the run
 		if rep.RSSAfter, err = procStatus(run.Pid, "VmRSS"); err != nil {
+			return nil, err
+		}
+		if rep.FileAfter, err = procStatus(run.Pid, "RssFile"); err != nil {
 			return nil, err
 		}
 		time.Sleep(cfg.Settle)
