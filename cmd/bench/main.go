@@ -1,8 +1,23 @@
-// Command bench measures the latency the gateway adds over a direct call to a zero-delay fake
-// upstream, both on loopback HTTP: p50/p90/p99 at each concurrency, time to first byte of
-// streams, allocations and CPU per request, and the live heap of long streams. Last it runs the
-// local server as its own process under 100 concurrent 7 MB requests and reports its peak
-// resident memory. Run it with make bench; docs/benchmarks.md records its figures.
+// Command bench measures what the gateway costs over calling a zero-delay fake OpenAI upstream
+// directly, both on loopback HTTP.
+//
+// By default it measures what users run (make run): it builds cmd/gateway and runs it as its own
+// process with the embedded bbolt store in a directory on disk and every feature on (limits,
+// billing, receipts, events, audit, access log; the demo provider at its default), the fake
+// upstream added by a SECUREAI_CONFIG catalog overlay. Keys are made through the admin API, so
+// many that no limit or points allowance is reached. At each concurrency (-c) it sends plain,
+// streamed and failover requests (a chain whose first model answers 500) in rounds alternating
+// direct and gateway, and reports p50/p99 of each and what the gateway adds, throughput, the
+// gateway process's CPU per request, its resident memory after each of -reps whole loads and
+// after a settle pause, the store's growth per served request, and a verdict against the targets.
+//
+// With -micro it runs the older micro-benchmark instead: the gateway in this process
+// (gateway.New, an in-memory key finder, no store), with allocations and CPU per request and the
+// live heap of long streams.
+//
+// Last (unless -bodies is empty) it runs the local server as its own process under 100
+// concurrent 7 MB requests and reports its peak resident memory. Run it with make bench;
+// docs/benchmarks.md records its figures.
 package main
 
 import (
@@ -20,15 +35,34 @@ import (
 )
 
 func main() {
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), `Usage: go run ./cmd/bench [flags]
+
+Default: the gateway as users run it (cmd/gateway as its own process, embedded store on disk,
+every feature on) against a zero-delay fake upstream; plain, stream and failover requests at
+each -c, -reps times; latency, throughput, gateway CPU per request, RSS, store growth, verdict.
+-micro: the in-process micro-benchmark instead (gateway.New in this process, no store).
+Then, unless -bodies is empty: peak RSS of the local server under large concurrent bodies.
+Quick run: go run ./cmd/bench -n 2000 -warmup 200 -settle 3s
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
 	n := flag.Int("n", 10000, "measured requests per target, mode and concurrency")
 	warmup := flag.Int("warmup", 500, "warm-up requests per target before each measurement")
 	rounds := flag.Int("rounds", 4, "rounds alternating direct and gateway")
-	conc := flag.String("c", "1,32", "comma-separated concurrency levels")
-	long := flag.String("long", "1000,10000,100000", "comma-separated content chunks of the long streams (empty: skip)")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measurements to this file")
-	memprofile := flag.String("memprofile", "", "write an allocation profile to this file at the end")
+	conc := flag.String("c", "", "comma-separated concurrency levels (default 1,8,32; with -micro 1,32)")
+	micro := flag.Bool("micro", false, "run the in-process micro-benchmark (no store, no process) instead of the gateway process")
+	reps := flag.Int("reps", 2, "process benchmark: run the whole load this many times, so memory or store growth shows")
+	settle := flag.Duration("settle", 10*time.Second, "process benchmark: pause after each load before the gateway's RSS and store are read again")
+	dir := flag.String("dir", os.TempDir(), "process benchmark: where the run's directory (gateway binary, store, access log) is made; must be on disk, not tmpfs")
+	keep := flag.Bool("keep", false, "process benchmark: keep the run's directory afterwards")
+	long := flag.String("long", "1000,10000,100000", "-micro: comma-separated content chunks of the long streams (empty: skip)")
+	cpuprofile := flag.String("cpuprofile", "", "-micro: write a CPU profile of the measurements to this file")
+	memprofile := flag.String("memprofile", "", "-micro: write an allocation profile to this file at the end")
+	withLimits := flag.Bool("limits", true, "-micro: also measure with request limits on (the local server's in-memory counters)")
 	latency := flag.Bool("latency", true, "measure latency (false: only the large-body memory run)")
-	withLimits := flag.Bool("limits", true, "also measure with request limits on (the local server's in-memory counters)")
 	bodies := flag.String("bodies", "100x7000000", "concurrent requests x body bytes sent to the local server process, whose peak RSS is measured (empty: skip)")
 	bodyEnv := flag.String("bodies-env", "", "space-separated NAME=VALUE settings for that server, e.g. SECUREAI_MAX_INFLIGHT_BODY_BYTES=134217728")
 	flag.Parse()
@@ -39,33 +73,71 @@ func main() {
 	if !*latency {
 		return
 	}
-
 	cfg := latencybench.Config{Requests: *n, Warmup: *warmup, Rounds: *rounds}
 	var err error
+	if *conc == "" {
+		*conc = "1,8,32"
+		if *micro {
+			*conc = "1,32"
+		}
+	}
 	if cfg.Concurrency, err = ints(*conc); err != nil || len(cfg.Concurrency) == 0 {
 		fail(fmt.Errorf("-c: %v", err))
+	}
+	printMachine()
+	if !*micro {
+		if *cpuprofile != "" || *memprofile != "" {
+			fail(fmt.Errorf("-cpuprofile and -memprofile profile this process, so only the in-process gateway of -micro; " +
+				"the gateway process has no pprof endpoint: profile it from outside (its pid is printed), e.g. with perf"))
+		}
+		processBench(latencybench.ProcessConfig{Config: cfg, Reps: *reps, Settle: *settle, Dir: *dir, Keep: *keep})
+		return
 	}
 	if cfg.LongStreams, err = ints(*long); err != nil {
 		fail(fmt.Errorf("-long: %v", err))
 	}
-	if *memprofile != "" {
+	microBench(cfg, *cpuprofile, *memprofile, *withLimits)
+}
+
+func printMachine() {
+	fmt.Printf("SecureAI Gateway benchmark: %s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average before the run: %s", la) // the client, gateway and upstream share these cores with it
+	}
+}
+
+// processBench measures the gateway process and prints its tables and verdict.
+func processBench(cfg latencybench.ProcessConfig) {
+	fmt.Printf("Process benchmark (what make run runs): %d requests x %d rounds per cell, %d warm-up, concurrency %v, modes %v, %d repetitions, settle %s\n\n",
+		cfg.Requests, cfg.Rounds, cfg.Warmup, cfg.Concurrency, latencybench.ProcessModes, cfg.Reps, cfg.Settle)
+	start := time.Now()
+	run, err := latencybench.RunProcess(context.Background(), cfg, os.Stdout)
+	if err != nil {
+		fail(err)
+	}
+	verdict := "every measured target met"
+	if !latencybench.ReportProcess(os.Stdout, run) {
+		verdict = "targets NOT met (see above)"
+	}
+	fmt.Printf("\nProcess benchmark: %s. Took %s.\n", verdict, time.Since(start).Round(time.Second))
+}
+
+// microBench is the in-process micro-benchmark: the gateway built in this process with no store.
+func microBench(cfg latencybench.Config, cpuprofile, memprofile string, withLimits bool) {
+	if memprofile != "" {
 		runtime.MemProfileRate = 4096
 	}
-
 	env, err := latencybench.Start(latencybench.Options{})
 	if err != nil {
 		fail(err)
 	}
 	defer env.Close()
-	fmt.Printf("SecureAI Gateway latency benchmark: %s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Printf("load average before the run: %s", la) // the client, gateway and upstream share these cores with it
-	}
-	fmt.Printf("upstream %s, gateway %s; %d requests x %d rounds per cell, %d warm-up\n\n", env.UpstreamURL, env.GatewayURL, *n, *rounds, *warmup)
+	fmt.Printf("MICRO-BENCHMARK (in-process gateway, in-memory keys, no store; not what make run runs)\n")
+	fmt.Printf("upstream %s, gateway %s; %d requests x %d rounds per cell, %d warm-up\n\n", env.UpstreamURL, env.GatewayURL, cfg.Requests, cfg.Rounds, cfg.Warmup)
 
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
 		if err != nil {
 			fail(err)
 		}
@@ -92,15 +164,15 @@ func main() {
 	if len(heap) > 0 {
 		latencybench.ReportHeap(os.Stdout, heap)
 	}
-	if *memprofile != "" {
-		f, err := os.Create(*memprofile)
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
 		if err != nil {
 			fail(err)
 		}
 		_ = pprof.Lookup("allocs").WriteTo(f, 0)
 		f.Close()
 	}
-	if *withLimits {
+	if withLimits {
 		limited, err := latencybench.Start(latencybench.Options{Limits: true})
 		if err != nil {
 			fail(err)
@@ -117,7 +189,7 @@ func main() {
 	if !met {
 		verdict = "NOT met (see the table)"
 	}
-	fmt.Printf("\nTargets (p50 added < 200µs, p99 added < 2ms): %s. Took %s.\n", verdict, time.Since(start).Round(time.Second))
+	fmt.Printf("\nMicro-benchmark targets (p50 added < 200µs, p99 added < 2ms): %s. Took %s.\n", verdict, time.Since(start).Round(time.Second))
 }
 
 // measureBodies parses "NxSIZE" at once (a typo fails before the latency run) and returns the

@@ -3,6 +3,7 @@ package latencybench
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"runtime"
 	"strconv"
 	"time"
@@ -50,32 +51,12 @@ func Measure(e *Env, cfg Config, log io.Writer) ([]Row, error) {
 			if stream {
 				mode = "stream"
 			}
-			row := Row{Mode: mode, Conc: conc}
-			for _, t := range []Target{direct, gw} {
-				if _, err := Load(client, t, stream, conc, cfg.Warmup); err != nil {
-					return nil, err
-				}
+			row, err := compare(client, direct, gw, stream, conc, cfg)
+			if err != nil {
+				return nil, err
 			}
-			per := max(1, cfg.Requests/max(1, cfg.Rounds))
-			for round := range max(1, cfg.Rounds) {
-				order := []Target{direct, gw}
-				if round%2 == 1 {
-					order = []Target{gw, direct}
-				}
-				for _, t := range order {
-					run, err := Load(client, t, stream, conc, per)
-					if err != nil {
-						return nil, err
-					}
-					if t.Name == "direct" {
-						row.Direct.Merge(run)
-					} else {
-						row.Gateway.Merge(run)
-					}
-				}
-			}
-			fmt.Fprintf(log, "  measured %-10s c=%-3d direct %6.0f req/s, gateway %6.0f req/s\n", mode, conc,
-				float64(len(row.Direct.Latency))/row.Direct.Wall.Seconds(), float64(len(row.Gateway.Latency))/row.Gateway.Wall.Seconds())
+			row.Mode = mode
+			logRow(log, row)
 			rows = append(rows, row)
 			if stream {
 				t := row
@@ -86,6 +67,55 @@ func Measure(e *Env, cfg Config, log io.Writer) ([]Row, error) {
 		client.CloseIdleConnections()
 	}
 	return rows, nil
+}
+
+// compare warms both targets up, then measures them in cfg.Rounds rounds that alternate which
+// goes first, so drift of the machine (other load, frequency) hits both alike.
+func compare(client *http.Client, direct, gw Target, stream bool, conc int, cfg Config) (Row, error) {
+	row := Row{Conc: conc}
+	for _, t := range []Target{direct, gw} {
+		if _, err := Load(client, t, stream, conc, cfg.Warmup); err != nil {
+			return row, err
+		}
+	}
+	for round := range max(1, cfg.Rounds) {
+		order := []Target{direct, gw}
+		if round%2 == 1 {
+			order = []Target{gw, direct}
+		}
+		for _, t := range order {
+			run, err := Load(client, t, stream, conc, cfg.perRound())
+			if err != nil {
+				return row, err
+			}
+			if t.Name == direct.Name {
+				row.Direct.Merge(run)
+			} else {
+				row.Gateway.Merge(run)
+			}
+		}
+	}
+	return row, nil
+}
+
+// perRound is the requests of one round of one target.
+func (cfg Config) perRound() int { return max(1, cfg.Requests/max(1, cfg.Rounds)) }
+
+// gatewayRequests is what compare sends the gateway: warm-up and every round.
+func (cfg Config) gatewayRequests() int { return cfg.Warmup + max(1, cfg.Rounds)*cfg.perRound() }
+
+// logRow notes a measured cell's throughput, to show progress.
+func logRow(log io.Writer, row Row) {
+	fmt.Fprintf(log, "  measured %-10s c=%-3d direct %6.0f req/s, gateway %6.0f req/s\n", row.Mode, row.Conc,
+		rps(row.Direct), rps(row.Gateway))
+}
+
+// rps is a run's throughput: its requests over the time its loads took.
+func rps(r Run) float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(len(r.Latency)) / r.Wall.Seconds()
 }
 
 func us(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) }

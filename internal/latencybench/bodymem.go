@@ -3,21 +3,15 @@ package latencybench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/secureai-gateway/gateway/internal/apikey"
 )
 
 // TargetBodyPeakRSS is issue 12 item 3's bound on the server's peak memory at 100 x 7 MB.
@@ -52,32 +46,17 @@ func BodyMemory(ctx context.Context, cfg BodyMemConfig) (BodyMemRun, error) {
 		return run, err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "gateway")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/secureai-gateway/gateway/cmd/gateway").CombinedOutput(); err != nil {
-		return run, fmt.Errorf("building cmd/gateway: %v\n%s", err, out)
-	}
-	addr, err := freeAddr()
+	bin, err := buildGateway(ctx, dir)
 	if err != nil {
 		return run, err
 	}
-	admin := apikey.NewSecret()
-	cmd := exec.CommandContext(ctx, bin)
-	_, port, _ := net.SplitHostPort(addr)
-	cmd.Env = append(os.Environ(), "PORT="+port, "SECUREAI_DATA_DIR="+filepath.Join(dir, "data"),
-		"SECUREAI_BOOTSTRAP_KEY="+admin, "SECUREAI_DEMO=true")
-	cmd.Env = append(cmd.Env, cfg.Env...)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &logs
-	if err := cmd.Start(); err != nil {
+	g, err := startGateway(ctx, bin, filepath.Join(dir, "data"), filepath.Join(dir, "gateway.log"), append([]string{"SECUREAI_DEMO=true"}, cfg.Env...))
+	if err != nil {
 		return run, err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	base := "http://" + addr
-	if err := waitListening(addr, 30*time.Second); err != nil {
-		return run, fmt.Errorf("%w\n%s", err, logs.String())
-	}
+	defer g.Stop()
 	// The bootstrap key is held to the default 60 requests a minute; the load gets its own key.
-	secret, err := createKey(base, admin)
+	secret, err := g.createKey(g.Admin, keySpec{Name: "bench", RateLimit: maxRate})
 	if err != nil {
 		return run, err
 	}
@@ -90,7 +69,7 @@ func BodyMemory(ctx context.Context, cfg BodyMemConfig) (BodyMemRun, error) {
 	for range cfg.Requests {
 		wg.Go(func() {
 			status := 0
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(body))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.Base+"/v1/chat/completions", bytes.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+secret)
 			req.Header.Set("Content-Type", "application/json")
 			if resp, err := client.Do(req); err == nil {
@@ -105,11 +84,11 @@ func BodyMemory(ctx context.Context, cfg BodyMemConfig) (BodyMemRun, error) {
 	}
 	wg.Wait()
 	run.Took = time.Since(start)
-	if run.PeakRSS, err = procStatus(cmd.Process.Pid, "VmHWM"); err != nil {
+	if run.PeakRSS, err = procStatus(g.Pid(), "VmHWM"); err != nil {
 		return run, err
 	}
 	time.Sleep(10 * time.Second)
-	run.IdleRSS, err = procStatus(cmd.Process.Pid, "VmRSS")
+	run.IdleRSS, err = procStatus(g.Pid(), "VmRSS")
 	return run, err
 }
 
@@ -120,61 +99,6 @@ func largeBody(size int) []byte {
 	b = append(b, head...)
 	b = append(b, bytes.Repeat([]byte("lorem ipsum "), max(size-len(head)-len(tail), 0)/12)...)
 	return append(b, tail...)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-func waitListening(addr string, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			return c.Close()
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("the gateway did not listen on %s within %s", addr, bound)
-}
-
-// createKey makes a key allowed the most requests an admin may grant.
-func createKey(base, admin string) (string, error) {
-	spec := fmt.Sprintf(`{"name":"bench","rateLimit":{"requestsPerMinute":%d,"requestsPerHour":%d}}`, apikey.MaxPerMinute, apikey.MaxPerHour)
-	req, _ := http.NewRequest(http.MethodPost, base+"/admin/api-keys", strings.NewReader(spec))
-	req.Header.Set("Authorization", "Bearer "+admin)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Secret string `json:"secret"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Secret == "" {
-		return "", fmt.Errorf("creating the bench key: status %d, %v", resp.StatusCode, err)
-	}
-	return out.Secret, nil
-}
-
-// procStatus reads a memory line of /proc/<pid>/status ("VmHWM:  123456 kB") in bytes.
-func procStatus(pid int, field string) (int64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, fmt.Errorf("reading the server's memory needs Linux /proc: %w", err)
-	}
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no " + field + " in /proc status")
 }
 
 // ReportBodyMemory prints the runs as a table.

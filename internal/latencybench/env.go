@@ -25,11 +25,27 @@ type Env struct {
 	servers     []*http.Server
 }
 
-// Model is the catalog name of the benchmark model; its upstream id is UpstreamModel.
+// Model is the catalog name of the benchmark model; its upstream id is UpstreamModel. FailModel
+// is a model of the same provider that the upstream always answers 500 (FailUpstreamModel).
 const (
-	Model         = "bench/small"
-	UpstreamModel = "fake-small"
+	Model             = "bench/small"
+	UpstreamModel     = "fake-small"
+	FailModel         = "bench/fail"
+	FailUpstreamModel = "fake-fail"
 )
+
+// benchCatalog is the catalog of the fake upstream at base (http://127.0.0.1:port): provider
+// "bench" of type openai serving Model and FailModel. The in-process gateway is given it as is;
+// the gateway process reads it as its SECUREAI_CONFIG overlay.
+func benchCatalog(base string) *catalog.Catalog {
+	return &catalog.Catalog{
+		Providers: map[string]catalog.ProviderConfig{"bench": {Type: "openai", BaseURL: base + "/v1"}},
+		Models: map[string]*catalog.Model{
+			Model:     {Name: Model, Provider: "bench", Upstream: UpstreamModel},
+			FailModel: {Name: FailModel, Provider: "bench", Upstream: FailUpstreamModel},
+		},
+	}
+}
 
 type memKeys struct {
 	hash string
@@ -50,19 +66,24 @@ type Options struct {
 	Limits bool
 }
 
-// Start starts the upstream and the gateway.
-func Start(o Options) (*Env, error) {
+// startUpstream starts the fake upstream alone and returns its base URL.
+func startUpstream() (*Env, string, error) {
 	e := &Env{}
 	up, err := e.serve(Upstream{})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	e.UpstreamURL = up + "/v1/chat/completions"
+	return e, up, nil
+}
 
-	cat := &catalog.Catalog{
-		Providers: map[string]catalog.ProviderConfig{"bench": {Type: "openai", BaseURL: up + "/v1"}},
-		Models:    map[string]*catalog.Model{Model: {Name: Model, Provider: "bench", Upstream: UpstreamModel}},
+// Start starts the upstream and the gateway.
+func Start(o Options) (*Env, error) {
+	e, up, err := startUpstream()
+	if err != nil {
+		return nil, err
 	}
+	cat := benchCatalog(up)
 	if err := cat.Validate(); err != nil {
 		e.Close()
 		return nil, err

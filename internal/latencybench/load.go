@@ -17,25 +17,58 @@ import (
 type Target struct {
 	Name   string
 	URL    string
-	Auth   string // Authorization header value, empty for none
-	Plain  []byte // the non-streamed request body
-	Stream []byte // the streamed request body
+	Auth   string   // Authorization header value, empty for none
+	Keys   *KeyRing // when set, each request takes the next of these instead of Auth
+	Plain  []byte   // the non-streamed request body
+	Stream []byte   // the streamed request body
+	// ServerCPU, when set, reads the CPU time used so far by the process serving the target (one
+	// outside this process), so a Run can say what its requests cost there.
+	ServerCPU func() (time.Duration, error)
 }
 
+// KeyRing hands out Authorization header values round-robin to every worker of every load that
+// shares it, so each key takes an equal share of the requests.
+type KeyRing struct {
+	auth []string
+	next atomic.Uint64
+}
+
+// NewKeyRing is a ring of the API key secrets.
+func NewKeyRing(secrets []string) *KeyRing {
+	r := &KeyRing{auth: make([]string, len(secrets))}
+	for i, s := range secrets {
+		r.auth[i] = "Bearer " + s
+	}
+	return r
+}
+
+// Next is the next key's header value.
+func (r *KeyRing) Next() string { return r.auth[(r.next.Add(1)-1)%uint64(len(r.auth))] }
+
+// Taken is how many requests took a key so far.
+func (r *KeyRing) Taken() uint64 { return r.next.Load() }
+
 const messages = `"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello."}],"max_tokens":64,"temperature":0`
+
+// chatBody is a chat request naming its models with chain (`"model":"m"` or `"models":[…]`).
+func chatBody(chain string, stream bool) []byte {
+	s := `{` + chain + `,` + messages
+	if stream {
+		s += `,"stream":true,"stream_options":{"include_usage":true}`
+	}
+	return []byte(s + "}")
+}
+
+func modelField(name string) string { return `"model":"` + name + `"` }
+
+// failoverBody is a plain request whose chain is FailModel (always a 500) then Model.
+var failoverBody = chatBody(`"models":["`+FailModel+`","`+Model+`"]`, false)
 
 // Targets returns the direct and the gateway target of env, sending the same request bodies
 // except for the model name.
 func (e *Env) Targets() (direct, gw Target) {
-	body := func(model string, stream bool) []byte {
-		s := `{"model":"` + model + `",` + messages
-		if stream {
-			s += `,"stream":true,"stream_options":{"include_usage":true}`
-		}
-		return []byte(s + "}")
-	}
-	direct = Target{Name: "direct", URL: e.UpstreamURL, Plain: body(UpstreamModel, false), Stream: body(UpstreamModel, true)}
-	gw = Target{Name: "gateway", URL: e.GatewayURL, Auth: "Bearer " + e.Secret, Plain: body(Model, false), Stream: body(Model, true)}
+	direct = Target{Name: "direct", URL: e.UpstreamURL, Plain: chatBody(modelField(UpstreamModel), false), Stream: chatBody(modelField(UpstreamModel), true)}
+	gw = Target{Name: "gateway", URL: e.GatewayURL, Auth: "Bearer " + e.Secret, Plain: chatBody(modelField(Model), false), Stream: chatBody(modelField(Model), true)}
 	return direct, gw
 }
 
@@ -66,7 +99,9 @@ func (c *caller) post(t Target, body []byte) (*http.Response, error) {
 		return nil, err
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
-	if t.Auth != "" {
+	if t.Keys != nil {
+		req.Header["Authorization"] = []string{t.Keys.Next()}
+	} else if t.Auth != "" {
 		req.Header["Authorization"] = []string{t.Auth}
 	}
 	resp, err := c.client.Do(req)
@@ -143,6 +178,8 @@ type Run struct {
 	Mallocs uint64        // heap objects allocated in this process during the run
 	CPU     time.Duration // user+system CPU time of this process during the run
 	GCs     uint32
+	// ServerCPU is the CPU time of the target's own process during the run (Target.ServerCPU).
+	ServerCPU time.Duration
 }
 
 // Merge adds o's samples to r.
@@ -154,6 +191,7 @@ func (r *Run) Merge(o Run) {
 	r.Mallocs += o.Mallocs
 	r.CPU += o.CPU
 	r.GCs += o.GCs
+	r.ServerCPU += o.ServerCPU
 	slices.Sort(r.Latency)
 	slices.Sort(r.TTFB)
 }
@@ -171,6 +209,10 @@ func Load(client *http.Client, t Target, stream bool, conc, n int) (Run, error) 
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	server0, err := serverCPU(t)
+	if err != nil {
+		return Run{}, err
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	for w := range conc {
@@ -206,11 +248,16 @@ func Load(client *http.Client, t Target, stream bool, conc, n int) (Run, error) 
 	wg.Wait()
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
+	server1, err := serverCPU(t)
 	runtime.ReadMemStats(&m1)
 	if firstEr != nil {
 		return Run{}, firstEr
 	}
-	r := Run{Wall: wall, CPU: cpu, Bytes: m1.TotalAlloc - m0.TotalAlloc, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC}
+	if err != nil {
+		return Run{}, err
+	}
+	r := Run{Wall: wall, CPU: cpu, Bytes: m1.TotalAlloc - m0.TotalAlloc, Mallocs: m1.Mallocs - m0.Mallocs, GCs: m1.NumGC - m0.NumGC,
+		ServerCPU: server1 - server0}
 	for w := range conc {
 		r.Latency = append(r.Latency, lat[w]...)
 		r.TTFB = append(r.TTFB, ttfb[w]...)
@@ -218,6 +265,13 @@ func Load(client *http.Client, t Target, stream bool, conc, n int) (Run, error) 
 	slices.Sort(r.Latency)
 	slices.Sort(r.TTFB)
 	return r, nil
+}
+
+func serverCPU(t Target) (time.Duration, error) {
+	if t.ServerCPU == nil {
+		return 0, nil
+	}
+	return t.ServerCPU()
 }
 
 // Percentile returns the p-th percentile (0 < p <= 100) of sorted samples, nearest rank.

@@ -1,7 +1,10 @@
 // Package latencybench measures what the gateway adds to a request: the same requests are sent
 // over loopback HTTP to a zero-delay fake OpenAI upstream directly and through the gateway, and
-// the two latency distributions, time to first byte of streams, allocations and CPU per request
-// are compared. cmd/bench runs it (make bench); it is not part of the tests.
+// the two latency distributions are compared. RunProcess measures the gateway as users run it,
+// cmd/gateway as its own process with its store on disk (process.go), with its CPU, memory and
+// store growth; Measure is a micro-benchmark of the gateway built in this process without a
+// store, with allocations and CPU per request. cmd/bench runs them (make bench); they are not
+// part of the tests.
 package latencybench
 
 import (
@@ -15,13 +18,17 @@ import (
 // role, content, finish and usage chunks and [DONE], every chunk flushed as a real provider
 // would. A request may ask for a longer stream with the pass-through field "bench_chunks" (the
 // number of content chunks); chunks are generated one at a time into a reused buffer, so the
-// upstream never holds the whole stream either.
+// upstream never holds the whole stream either. A request for upstream model FailUpstreamModel
+// is answered 500 with an OpenAI server_error, so a chain can be made to fail over.
 type Upstream struct{}
 
 const completionJSON = `{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"fake-small",` +
 	`"system_fingerprint":"fp_bench","choices":[{"index":0,"message":{"role":"assistant",` +
 	`"content":"Hello! This answer was served by the zero-delay benchmark upstream.","refusal":null},` +
 	`"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":14,"total_tokens":26}}`
+
+// failJSON is OpenAI's answer to a request it failed to serve.
+const failJSON = `{"error":{"message":"The benchmark upstream fails this model on purpose.","type":"server_error","param":null,"code":null}}`
 
 var (
 	chunkHead  = []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"fake-small","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":{`)
@@ -47,6 +54,13 @@ func (Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body := in[:n]
+	if gjson.GetBytes(body, "model").Str == FailUpstreamModel {
+		h := w.Header()
+		h["Content-Type"] = []string{"application/json"}
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(failJSON))
+		return
+	}
 	if !gjson.GetBytes(body, "stream").Bool() {
 		h := w.Header()
 		h["Content-Type"] = []string{"application/json"}

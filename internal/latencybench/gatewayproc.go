@@ -1,0 +1,190 @@
+package latencybench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+)
+
+// The local server, cmd/gateway, as its own process started the way make run starts it: the
+// large-body memory run (bodymem.go) and the process benchmark (process.go) both measure it so,
+// because only a separate process shows what users run (the embedded store on disk, every
+// feature, its own memory and CPU).
+
+// buildGateway compiles cmd/gateway into dir and returns the binary's path. Building first,
+// rather than go run, makes the process measured the gateway itself, not the go tool.
+func buildGateway(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "gateway")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/secureai-gateway/gateway/cmd/gateway").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building cmd/gateway: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// gatewayProc is a running cmd/gateway.
+type gatewayProc struct {
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once the process has exited
+	Base    string        // http://127.0.0.1:port
+	Admin   string        // the bootstrap admin key's secret
+	LogPath string        // its stdout and stderr: the startup lines and the access log
+}
+
+// startGateway runs bin on a free loopback port with its store in dataDir and a fresh bootstrap
+// admin key, and returns once it listens. env is added to this process's environment (and wins
+// over it). Output goes to logPath, a file: the access log of a long run is large.
+func startGateway(ctx context.Context, bin, dataDir, logPath string, env []string) (*gatewayProc, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logs, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logs.Close() // the child has its own descriptor
+	g := &gatewayProc{cmd: exec.CommandContext(ctx, bin), exited: make(chan struct{}), Base: "http://" + addr,
+		Admin: apikey.NewSecret(), LogPath: logPath}
+	_, port, _ := net.SplitHostPort(addr)
+	g.cmd.Env = append(os.Environ(), "PORT="+port, "SECUREAI_DATA_DIR="+dataDir, "SECUREAI_BOOTSTRAP_KEY="+g.Admin)
+	g.cmd.Env = append(g.cmd.Env, env...)
+	g.cmd.Stdout, g.cmd.Stderr = logs, logs
+	if err := g.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = g.cmd.Wait(); close(g.exited) }()
+	if err := g.waitListening(addr, 60*time.Second); err != nil {
+		g.Stop()
+		return nil, fmt.Errorf("%w\n%s", err, g.logTail())
+	}
+	return g, nil
+}
+
+// Pid is the gateway process's id.
+func (g *gatewayProc) Pid() int { return g.cmd.Process.Pid }
+
+// Stop interrupts the gateway as Ctrl-C does, so it stops as a user's does (the last limit counts
+// saved, the store closed), and kills it if it has not exited within 15 s.
+func (g *gatewayProc) Stop() {
+	_ = g.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-g.exited:
+	case <-time.After(15 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.exited
+	}
+}
+
+func (g *gatewayProc) waitListening(addr string, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			return c.Close()
+		}
+		select {
+		case <-g.exited:
+			return fmt.Errorf("the gateway exited before listening (%v)", g.cmd.ProcessState)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the gateway did not listen on %s within %s", addr, bound)
+}
+
+// logTail is the end of the gateway's output, for an error.
+func (g *gatewayProc) logTail() string {
+	raw, _ := os.ReadFile(g.LogPath)
+	if len(raw) > 4096 {
+		raw = raw[len(raw)-4096:]
+	}
+	return string(raw)
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// keySpec is the body of POST /admin/api-keys (keyadmin.KeyInput) as far as the benchmark sets it.
+type keySpec struct {
+	Name         string           `json:"name"`
+	UserID       string           `json:"userId,omitempty"`
+	Admin        bool             `json:"admin,omitempty"`
+	DailyLimit   int              `json:"dailyLimit,omitempty"`
+	MonthlyLimit int              `json:"monthlyLimit,omitempty"`
+	RateLimit    apikey.RateLimit `json:"rateLimit"`
+}
+
+// maxRate is the most requests a minute and an hour an admin may grant a key.
+var maxRate = apikey.RateLimit{RequestsPerMinute: apikey.MaxPerMinute, RequestsPerHour: apikey.MaxPerHour}
+
+// createKey creates a key through the admin API with the admin key's secret and returns the new
+// key's secret.
+func (g *gatewayProc) createKey(admin string, spec keySpec) (string, error) {
+	var out struct {
+		Secret string `json:"secret"`
+	}
+	if err := g.adminCall(admin, http.MethodPost, "/admin/api-keys", spec, &out); err != nil {
+		return "", fmt.Errorf("creating key %q: %w", spec.Name, err)
+	}
+	if out.Secret == "" {
+		return "", fmt.Errorf("creating key %q: no secret in the answer", spec.Name)
+	}
+	return out.Secret, nil
+}
+
+// setPoints gives user (created if new) a monthly allowance of points.
+func (g *gatewayProc) setPoints(admin, user string, points int64) error {
+	body := struct {
+		MonthlyPoints int64 `json:"monthlyPoints"`
+	}{points}
+	if err := g.adminCall(admin, http.MethodPut, "/admin/users/"+user, body, nil); err != nil {
+		return fmt.Errorf("setting the points of user %s: %w", user, err)
+	}
+	return nil
+}
+
+// adminCall sends in as JSON and decodes a 2xx answer into out (nil: discarded); any other
+// answer is an error with its status and body.
+func (g *gatewayProc) adminCall(admin, method, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, g.Base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+admin)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(raw)))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}

@@ -1,0 +1,173 @@
+package latencybench
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Targets of the process benchmark, in one place.
+const (
+	TargetProcAddedP50   = 300 * time.Microsecond // added p50 of plain requests, sequential (c=1)
+	TargetProcThroughput = 20.0                   // gateway req/s as % of direct, plain at c=32
+	TargetProcCPU        = 150 * time.Microsecond // gateway process CPU per plain request, every concurrency
+	TargetProcRSS        = 40 << 20               // gateway VmRSS after each load, bytes
+	TargetProcRSSGrowth  = 10.0                   // % the last load's RSS may exceed the first's (GC noise)
+	TargetProcStoreBytes = 1536                   // gateway.db file growth per served request (1.5 KiB)
+)
+
+// throughputConc is the concurrency of the throughput target.
+const throughputConc = 32
+
+// Check is one target's verdict; Measured false when the run did not include what it needs.
+type Check struct {
+	What, Got, Target string
+	Met, Measured     bool
+}
+
+// merged is the (mode, conc) cell of every repetition together.
+func (r *ProcessRun) merged(mode string, conc int) (Row, bool) {
+	m, found := Row{Mode: mode, Conc: conc}, false
+	for _, rep := range r.Reps {
+		for _, row := range rep.Rows {
+			if row.Mode == mode && row.Conc == conc {
+				m.Direct.Merge(row.Direct)
+				m.Gateway.Merge(row.Gateway)
+				found = true
+			}
+		}
+	}
+	return m, found
+}
+
+// perRequest is a run's server CPU per request.
+func perRequest(cpu time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return cpu / time.Duration(n)
+}
+
+// Checks judges the run against the targets; latency and CPU over all repetitions together.
+func (r *ProcessRun) Checks() []Check {
+	var out []Check
+	if row, ok := r.merged("plain", 1); ok {
+		a := Percentile(row.Gateway.Latency, 50) - Percentile(row.Direct.Latency, 50)
+		out = append(out, Check{What: "added p50, plain, sequential", Got: us(a) + " µs", Target: "≤ " + us(TargetProcAddedP50) + " µs",
+			Met: a <= TargetProcAddedP50, Measured: true})
+	} else {
+		out = append(out, Check{What: "added p50, plain, sequential", Target: "needs -c 1"})
+	}
+	if row, ok := r.merged("plain", throughputConc); ok {
+		pct := 100 * rps(row.Gateway) / rps(row.Direct)
+		out = append(out, Check{What: fmt.Sprintf("gateway throughput, plain, c=%d", throughputConc), Got: fmt.Sprintf("%.1f %% of direct", pct),
+			Target: fmt.Sprintf("≥ %.0f %%", TargetProcThroughput), Met: pct >= TargetProcThroughput, Measured: true})
+	} else {
+		out = append(out, Check{What: fmt.Sprintf("gateway throughput, plain, c=%d", throughputConc), Target: fmt.Sprintf("needs -c %d", throughputConc)})
+	}
+	var worst time.Duration
+	worstConc := 0
+	for _, conc := range r.Config.Concurrency {
+		row, _ := r.merged("plain", conc)
+		if c := perRequest(row.Gateway.ServerCPU, len(row.Gateway.Latency)); c >= worst {
+			worst, worstConc = c, conc
+		}
+	}
+	out = append(out, Check{What: "gateway CPU per plain request (worst concurrency)", Got: fmt.Sprintf("%s µs at c=%d", us(worst), worstConc),
+		Target: "≤ " + us(TargetProcCPU) + " µs", Met: worst <= TargetProcCPU, Measured: len(r.Reps) > 0})
+
+	var peak int64
+	for _, rep := range r.Reps {
+		peak = max(peak, rep.RSSAfter)
+	}
+	out = append(out, Check{What: "gateway RSS after each load (highest)", Got: mib(peak), Target: "≤ " + mib(TargetProcRSS),
+		Met: peak <= TargetProcRSS, Measured: len(r.Reps) > 0})
+	if len(r.Reps) > 1 {
+		first, last := r.Reps[0].RSSAfter, r.Reps[len(r.Reps)-1].RSSAfter
+		g := 100 * (float64(last) - float64(first)) / float64(first)
+		out = append(out, Check{What: "RSS growth, first to last load", Got: fmt.Sprintf("%+.1f %% (%s → %s)", g, mib(first), mib(last)),
+			Target: fmt.Sprintf("≤ %+.0f %%", TargetProcRSSGrowth), Met: g <= TargetProcRSSGrowth, Measured: true})
+	} else {
+		out = append(out, Check{What: "RSS growth, first to last load", Target: "needs -reps 2 or more"})
+	}
+	file, hw, served := r.storeGrowth()
+	if served > 0 {
+		per := float64(file) / float64(served)
+		out = append(out, Check{What: "store growth per served request (gateway.db size)",
+			Got:    fmt.Sprintf("%.0f B (high-water mark %.0f B)", per, float64(hw)/float64(served)),
+			Target: fmt.Sprintf("≤ %d B", TargetProcStoreBytes), Met: per <= TargetProcStoreBytes, Measured: true})
+	}
+	return out
+}
+
+// storeGrowth is the store's growth in file size and high-water mark over every load, and the
+// gateway requests those loads served.
+func (r *ProcessRun) storeGrowth() (file, highWater int64, served uint64) {
+	if len(r.Reps) == 0 {
+		return 0, 0, 0
+	}
+	first, last := r.Reps[0].Before, r.Reps[len(r.Reps)-1].After
+	for _, rep := range r.Reps {
+		served += rep.Served
+	}
+	return last.File - first.File, last.HighWater - first.HighWater, served
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// ReportProcess prints every repetition's cells, memory and store, the store's content and the
+// verdict; it returns whether every measured target was met.
+func ReportProcess(w io.Writer, r *ProcessRun) (met bool) {
+	fmt.Fprintf(w, "\nGateway process (cmd/gateway, pid %d, store on %s), %d keys; RSS before the first load %s.\n", r.Pid, r.FS, r.Keys, mib(r.StartRSS))
+	fmt.Fprintln(w, "Latency in µs (loopback HTTP, zero-delay upstream). Failover: the gateway tries "+FailModel+" (500) then "+Model+"; its direct figure is one plain call to the upstream.")
+	fmt.Fprintln(w, "Gateway CPU: utime+stime of its process from /proc/<pid>/stat (clock ticks of 10 ms, CLK_TCK = 100) over its measured rounds, per request.")
+	for i, rep := range r.Reps {
+		fmt.Fprintf(w, "\nRepetition %d:\n\n", i+1)
+		fmt.Fprintln(w, "| mode | conc | direct p50 | gateway p50 | **added p50** | direct p99 | gateway p99 | **added p99** | direct req/s | gateway req/s | gateway % of direct | **gateway CPU µs/req** |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, row := range rep.Rows {
+			d, g := row.Direct.Latency, row.Gateway.Latency
+			fmt.Fprintf(w, "| %s | %d | %s | %s | **%s** | %s | %s | **%s** | %.0f | %.0f | %.1f %% | **%s** |\n", row.Mode, row.Conc,
+				us(Percentile(d, 50)), us(Percentile(g, 50)), us(Percentile(g, 50)-Percentile(d, 50)),
+				us(Percentile(d, 99)), us(Percentile(g, 99)), us(Percentile(g, 99)-Percentile(d, 99)),
+				rps(row.Direct), rps(row.Gateway), 100*rps(row.Gateway)/rps(row.Direct),
+				us(perRequest(row.Gateway.ServerCPU, len(g))))
+		}
+	}
+	fmt.Fprintf(w, "\nGateway memory and store per repetition (served: gateway requests answered, warm-up included; store read after the %s settle pause;\n", r.Config.Settle)
+	fmt.Fprintln(w, "file-backed RSS is the pages of the gateway binary and of its memory-mapped gateway.db, which grow with the store):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| rep | served | RSS after load | of which file-backed | RSS after settle | gateway.db size | allocated | high-water mark | size B/served | high-water B/served | access log B/served |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for i, rep := range r.Reps {
+		n := float64(max(rep.Served, 1))
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.0f |\n", i+1, rep.Served, mib(rep.RSSAfter), mib(rep.FileAfter), mib(rep.RSSSettled),
+			mib(rep.After.File), mib(rep.After.Allocated), mib(rep.After.HighWater),
+			float64(rep.After.File-rep.Before.File)/n, float64(rep.After.HighWater-rep.Before.HighWater)/n, float64(rep.LogBytes)/n)
+	}
+	if len(r.Reps) > 0 {
+		fmt.Fprintf(w, "\nBefore the first load gateway.db was %s (high-water %s); after the gateway stopped %s (high-water %s), %d free pages of %d B.\n",
+			mib(r.Reps[0].Before.File), mib(r.Reps[0].Before.HighWater), mib(r.Final.File), mib(r.Final.HighWater), r.Use.FreePages, r.Use.PageSize)
+	}
+	fmt.Fprintln(w, "\nStore content after the run (top-level buckets, nested ones included):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| bucket | keys | pages |")
+	fmt.Fprintln(w, "|---|---:|---:|")
+	for _, b := range r.Use.Buckets {
+		fmt.Fprintf(w, "| %s | %d | %s |\n", b.Name, b.Keys, mib(int64(b.Bytes)))
+	}
+
+	met = true
+	fmt.Fprintln(w, "\nVerdict:")
+	for _, c := range r.Checks() {
+		v := "met"
+		switch {
+		case !c.Measured:
+			v = "not measured"
+		case !c.Met:
+			v, met = "NOT met", false
+		}
+		fmt.Fprintf(w, "  %-50s %-34s target %-12s %s\n", c.What, c.Got, c.Target, v)
+	}
+	return met
+}
