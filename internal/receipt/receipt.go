@@ -81,27 +81,14 @@ type Store interface {
 // DefaultRetention is how long a receipt is kept: a year, long enough for an audit cycle.
 const DefaultRetention = 365 * 24 * time.Hour
 
-// Issuer signs and stores receipts. Signer (built with Type) is required, and Store for Issue.
+// Issuer signs receipts. Signer (built with Type) is required.
 type Issuer struct {
 	Signer    *signing.Signer
-	Store     Store
 	Retention time.Duration    // default DefaultRetention
 	Now       func() time.Time // default time.Now
 }
 
-// Issue signs c and stores it under c.BundleID.
-func (i *Issuer) Issue(ctx context.Context, c Claims) (Record, error) {
-	r, err := i.Sign(c)
-	if err != nil {
-		return Record{}, err
-	}
-	if err := i.Store.PutReceipt(ctx, r); err != nil {
-		return Record{}, err
-	}
-	return r, nil
-}
-
-// Sign signs c (setting its time) into the record to store under c.BundleID; a served request's
+// Sign signs c (setting its time) into the record to store under c.BundleID. A served request's
 // receipt is stored with its settlement, in one write (internal/ledger).
 func (i *Issuer) Sign(c Claims) (Record, error) {
 	if c.BundleID == "" || len(c.BundleID) > MaxBundleID || c.KeyID == "" {
