@@ -100,10 +100,16 @@ func (b *Biller) EnsureUser(ctx context.Context, id string) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !u.PeriodStart.Before(PeriodStart(u.RenewalDay, now)) {
+	if b.Current(u) {
 		return u, nil
 	}
 	return b.Store.UpdateUser(ctx, id, func(u *User) error { u.rollover(now); return nil })
+}
+
+// Current reports whether u is in its current period by the biller's clock: no renewal day has
+// passed since it was read.
+func (b *Biller) Current(u *User) bool {
+	return !u.PeriodStart.Before(PeriodStart(u.RenewalDay, b.now()))
 }
 
 // Reservation is the cost held for one request between Reserve and Settle or Release. Exactly
@@ -136,27 +142,36 @@ var ErrClosed = errors.New("billing: reservation already settled or released")
 // A user-completions key whose points are exhausted falls back to usage-by-model when its user
 // has it enabled and the budget holds the chain's most expensive dollar estimate.
 func (b *Biller) Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est Estimate) (*Reservation, error) {
-	if len(chain) == 0 {
-		return nil, errors.New("billing: Reserve needs the chain's models")
-	}
-	points, micros := dearest(chain, est)
 	id := UserID(key)
 	for range 3 {
 		u, err := b.EnsureUser(ctx, id)
 		if err != nil {
-			return nil, unavailable(err)
+			return nil, Unavailable(err)
 		}
-		r := &Reservation{UserID: id, Mode: key.BillingModeOrDefault(), biller: b, period: u.PeriodStart, estimate: est}
-		err = decide(u, r, points, micros, func(c Charge) error { return b.Store.Charge(ctx, u.ID, c) })
+		r, err := b.Hold(key, u, chain, est, func(c Charge) error { return b.Store.Charge(ctx, u.ID, c) })
 		if errors.Is(err, ErrStalePeriod) {
 			continue // renewed between the read and the charge: price it in the new period
 		}
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
+		return r, err
 	}
-	return nil, unavailable(fmt.Errorf("billing: user %s: %w", id, ErrStalePeriod))
+	return nil, Unavailable(fmt.Errorf("billing: user %s: %w", id, ErrStalePeriod))
+}
+
+// Hold is Reserve's rule over u, the user's record as last read (in its current period): it
+// decides which bucket pays for chain and holds the amount through charge — a capped Charge
+// carrying the settings it was decided on, so a charge against a record that has changed since
+// is refused. Its errors are Reserve's refusals, ErrStalePeriod when charge reports it, and a
+// *fault.Error from charge as it is (internal/ledger refuses a request over its limits there).
+func (b *Biller) Hold(key *apikey.Key, u *User, chain []*catalog.Model, est Estimate, charge func(Charge) error) (*Reservation, error) {
+	if len(chain) == 0 {
+		return nil, errors.New("billing: a reservation needs the chain's models")
+	}
+	points, micros := dearest(chain, est)
+	r := &Reservation{UserID: u.ID, Mode: key.BillingModeOrDefault(), biller: b, period: u.PeriodStart, estimate: est}
+	if err := decide(u, r, points, micros, charge); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // dearest is the chain's highest points and highest dollar estimate.
@@ -172,7 +187,7 @@ func dearest(chain []*catalog.Model, est Estimate) (points, micros int64) {
 // the amount (the store's atomic capped charge for Reserve, a check of u for Quote).
 func decide(u *User, r *Reservation, points, micros int64, charge func(Charge) error) error {
 	dollars := func() error {
-		err := charge(Charge{Period: r.period, Micros: micros, Capped: true, MicrosCap: u.DollarLimitMicros})
+		err := charge(Charge{Period: r.period, Micros: micros, Capped: true, PointsCap: u.MonthlyPoints, MicrosCap: u.DollarLimitMicros})
 		if err == nil {
 			r.Mode, r.Micros = apikey.UsageByModel, micros
 		}
@@ -224,16 +239,18 @@ func budgetExceeded(u *User, micros int64) error {
 		WithCode("budget_exceeded")
 }
 
-// storeErr passes ErrStalePeriod through for Reserve's retry and turns other store failures
-// into Unavailable.
+// storeErr passes ErrStalePeriod through for Reserve's retry, and a refusal the charge made
+// itself (a *fault.Error), and turns other store failures into Unavailable.
 func storeErr(err error) error {
-	if err == nil || errors.Is(err, ErrStalePeriod) {
+	var fe *fault.Error
+	if err == nil || errors.Is(err, ErrStalePeriod) || errors.As(err, &fe) {
 		return err
 	}
-	return unavailable(err)
+	return Unavailable(err)
 }
 
-func unavailable(err error) error {
+// Unavailable is the refusal of a request whose billing store failed (err).
+func Unavailable(err error) error {
 	return fault.New(fault.Unavailable, "Service unavailable", "The billing store cannot be reached; try again").Wrap(err)
 }
 
@@ -261,7 +278,7 @@ func (b *Biller) Quote(ctx context.Context, key *apikey.Key, chain []*catalog.Mo
 		u, err = NewUser(id, b.defaults(), now), nil
 	}
 	if err != nil {
-		return Quote{}, unavailable(err)
+		return Quote{}, Unavailable(err)
 	}
 	u.rollover(now)
 	q := Quote{User: u}
@@ -291,10 +308,17 @@ type Bill struct {
 	Estimated bool
 }
 
-// Settle replaces the reservation with the served model's real cost: its catalog points, or its
-// price × usage (usage nil: the estimate, and Bill.Estimated). Call it once, after a request
-// served; failed attempts are not billed, and an idempotent replay never reserves.
+// Settle replaces the reservation with the served model's real cost (Bill) in the store. Call it
+// once, after a request served; failed attempts are not billed, and an idempotent replay never
+// reserves.
 func (r *Reservation) Settle(ctx context.Context, served *catalog.Model, usage *Usage) (Bill, error) {
+	bill := r.Bill(served, usage)
+	return bill, r.Close(ctx, bill, r.biller.Store.Charge)
+}
+
+// Bill is what the request costs when served by served: its catalog points, or its price × usage
+// (usage nil: the estimate, and Bill.Estimated).
+func (r *Reservation) Bill(served *catalog.Model, usage *Usage) Bill {
 	bill := Bill{UserID: r.UserID, Mode: r.Mode, BillingFallback: r.BillingFallback, Model: served.Name}
 	if r.Mode == apikey.UsageByModel {
 		u := r.estimate.usage()
@@ -307,26 +331,29 @@ func (r *Reservation) Settle(ctx context.Context, served *catalog.Model, usage *
 	} else {
 		bill.Points = Points(served)
 	}
-	return bill, r.close(ctx, bill.Points, bill.Micros)
+	return bill
 }
 
 // Release gives a chain that served nothing its reservation back.
-func (r *Reservation) Release(ctx context.Context) error { return r.close(ctx, 0, 0) }
+func (r *Reservation) Release(ctx context.Context) error {
+	return r.Close(ctx, Bill{}, r.biller.Store.Charge)
+}
 
-// close turns the held amounts into points and micros, once.
-func (r *Reservation) close(ctx context.Context, points, micros int64) error {
+// Close turns what the reservation holds into bill's points and micros (a zero Bill releases it),
+// once, through charge: the Store's Charge, or a write that stores more with it in one atomic
+// step (internal/ledger stores the receipt so). If the period renewed while the request ran — the
+// reservation went with the old period's counts — the cost is charged to the new period.
+func (r *Reservation) Close(ctx context.Context, bill Bill, charge func(ctx context.Context, userID string, c Charge) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
-	err := r.biller.Store.Charge(ctx, r.UserID, Charge{Period: r.period, Points: points - r.Points, Micros: micros - r.Micros})
+	err := charge(ctx, r.UserID, Charge{Period: r.period, Points: bill.Points - r.Points, Micros: bill.Micros - r.Micros})
 	if errors.Is(err, ErrStalePeriod) {
-		// The period renewed while the request ran, dropping the reservation with the old
-		// period's counts: the real cost belongs to the new one.
 		var u *User
-		if u, err = r.biller.EnsureUser(ctx, r.UserID); err == nil && (points != 0 || micros != 0) {
-			err = r.biller.Store.Charge(ctx, r.UserID, Charge{Period: u.PeriodStart, Points: points, Micros: micros})
+		if u, err = r.biller.EnsureUser(ctx, r.UserID); err == nil {
+			err = charge(ctx, r.UserID, Charge{Period: u.PeriodStart, Points: bill.Points, Micros: bill.Micros})
 		}
 	}
 	if err != nil {

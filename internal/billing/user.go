@@ -56,8 +56,11 @@ type Charge struct {
 	Period time.Time
 	Points int64
 	Micros int64
-	// Capped refuses the charge unless PointsUsed+Points ≤ PointsCap and SpendMicros+Micros ≤
-	// MicrosCap (each checked only when its amount is positive).
+	// Capped is a reservation's charge, decided on a read of the record: it is refused unless the
+	// record still has the settings the decision read — MonthlyPoints = PointsCap, and for
+	// Micros > 0 usage-by-model on with DollarLimitMicros = MicrosCap — and each positive amount
+	// fits: PointsUsed+Points ≤ PointsCap, SpendMicros+Micros ≤ MicrosCap. So a decision made on
+	// a stale record (a cached one, or one an admin edited since) fails safe.
 	Capped    bool
 	PointsCap int64
 	MicrosCap int64
@@ -79,7 +82,8 @@ func (c Charge) Fits(u *User) bool {
 	if !c.Capped {
 		return true
 	}
-	return (c.Points <= 0 || u.PointsUsed+c.Points <= c.PointsCap) && (c.Micros <= 0 || u.SpendMicros+c.Micros <= c.MicrosCap)
+	return u.MonthlyPoints == c.PointsCap && (c.Points <= 0 || u.PointsUsed+c.Points <= c.PointsCap) &&
+		(c.Micros <= 0 || u.UsageByModel && u.DollarLimitMicros == c.MicrosCap && u.SpendMicros+c.Micros <= c.MicrosCap)
 }
 
 // PeriodStart is the start of the period containing now for a renewal day (UTC midnight).

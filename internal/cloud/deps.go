@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
@@ -24,10 +25,10 @@ import (
 // GatewayDeps returns the endpoints' dependencies, each feature on when the function's
 // environment names what it needs, as the local server has them all on its embedded store:
 //
-//	SECUREAI_TABLE_LIMITS            request limits (Limits)
-//	SECUREAI_TABLE_USERS             quotas and spend (Billing), key and user admin (KeyAdmin)
+//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger)
+//	SECUREAI_TABLE_USERS             quotas and spend (Billing, Ledger), key and user admin (KeyAdmin)
 //	SECUREAI_TABLE_CIRCUIT_BREAKERS  circuit breakers (Breakers)
-//	SECUREAI_TABLE_RECEIPTS          stored receipts (Receipts)
+//	SECUREAI_TABLE_RECEIPTS          stored receipts (Receipts, Ledger)
 //	SECUREAI_SIGNING_SECRET_ARN      entitlement tokens, receipts' signatures, the JWKS (Signer)
 //	SECUREAI_TABLE_WEBHOOKS + _AUDIT webhook and audit-log admin (Webhooks)
 //	SECUREAI_TABLE_IDEMPOTENCY       Idempotency-Key records
@@ -73,6 +74,9 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	}
 	if t.Receipts != "" {
 		d.Receipts = c.Store
+	}
+	if t.Limits != "" || t.Users != "" || t.Receipts != "" {
+		d.Ledger = &ledger.Ledger{Store: c.Store, Limits: t.Limits != "", Biller: d.Billing}
 	}
 	if c.Config.SigningSecretARN != "" {
 		if d.Signer, err = c.signer(ctx); err != nil {

@@ -46,14 +46,16 @@ type Call struct {
 }
 
 // Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
-// resolves the SMLTP policy and the chain, and checks every model of the chain before any attempt,
-// so a chain that could not fully run is refused with nothing spent. A refusal is reported to the
-// observer like any other end of a request.
+// resolves the SMLTP policy and the chain, and checks every model of the chain, the breaker and
+// the policy before any attempt, so a chain that could not fully run is refused with nothing
+// spent or counted. Complete and Stream then admit it (counted and reserved) just before their
+// first attempt — so an idempotent replay, which runs neither, is neither. A refusal is reported
+// to the observer like any other end of a request.
 func (s *Service) Open(ctx context.Context, in Input) (*Call, error) {
 	c := &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx), servedAttempt: -1}
 	err := c.prepare()
 	if err == nil {
-		err = c.admit(ctx)
+		err = c.check(ctx)
 	}
 	if err != nil {
 		c.finish(ctx, Outcome{Err: err})

@@ -2,6 +2,7 @@ package completion
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -24,9 +25,12 @@ import (
 type Controls struct {
 	// Policies are the SMLTP policies; nil: the built-in ones.
 	Policies *policy.Set
-	// Limits counts a request against its key's windows, once it is valid.
-	Limits interface {
-		Admit(ctx context.Context, key *apikey.Key, now time.Time) error
+	// Ledger admits a request before its first attempt — counts it in its key's windows and holds
+	// the chain's dearest cost, or does neither — and settles it after the answer together with its
+	// receipt: one atomic store write each way (internal/ledger).
+	Ledger interface {
+		Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error)
+		Settle(ctx context.Context, r *billing.Reservation, bill *billing.Bill, rec *receipt.Record) error
 	}
 	// Breakers refuse a contained key or user, before the chain and before each attempt, and
 	// count policy violations toward opening on their own.
@@ -37,8 +41,7 @@ type Controls struct {
 	// Keys are read again before each attempt after the first, so a key revoked mid-chain stops
 	// the chain there.
 	Keys identity.KeyFinder
-	// Billing reserves the chain's dearest cost before the first attempt and bills the model that
-	// served at the end.
+	// Billing quotes a dry run's quota and bills the model that continued a resumed stream.
 	Billing interface {
 		Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (*billing.Reservation, error)
 		Quote(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (billing.Quote, error)
@@ -47,9 +50,9 @@ type Controls struct {
 	Tokens interface {
 		Mint(a entitlement.Attempt) (entitlement.Token, error)
 	}
-	// Receipts sign and keep the receipt of a served request.
+	// Receipts sign the receipt of a served request; the Ledger keeps it.
 	Receipts interface {
-		Issue(ctx context.Context, c receipt.Claims) (receipt.Record, error)
+		Sign(c receipt.Claims) (receipt.Record, error)
 	}
 }
 
@@ -60,10 +63,10 @@ type attemptRecord struct {
 	bodySHA256 string
 }
 
-// admit runs the checks that need a valid request and its whole chain, before any attempt:
-// the circuit breaker, the policy over every model of the chain (an enforced denial refuses the
-// whole chain, nothing sent), and — last, so a refused request is not counted — the key's limits.
-func (c *Call) admit(ctx context.Context) error {
+// check runs the checks that need a valid request and its whole chain, before any attempt: the
+// circuit breaker, and the policy over every model of the chain (an enforced denial refuses the
+// whole chain, nothing sent).
+func (c *Call) check(ctx context.Context) error {
 	ctl := &c.svc.Controls
 	if ctl.Breakers != nil {
 		if err := ctl.Breakers.Check(ctx, c.key); err != nil {
@@ -75,13 +78,7 @@ func (c *Call) admit(ctx context.Context) error {
 	if c.violated() && ctl.Breakers != nil {
 		_ = ctl.Breakers.RecordViolation(ctx, c.key) // best effort: the refusal stands regardless
 	}
-	if err != nil {
-		return err
-	}
-	if ctl.Limits != nil {
-		return ctl.Limits.Admit(ctx, c.key, time.Now())
-	}
-	return nil
+	return err
 }
 
 func (c *Call) violated() bool {
@@ -93,19 +90,18 @@ func (c *Call) violated() bool {
 	return false
 }
 
-// reserve holds what the chain's dearest model would cost, before the first attempt: a key that
-// cannot pay is refused as a deliberate block, never a failover.
-func (c *Call) reserve(ctx context.Context) error {
-	b := c.svc.Controls.Billing
-	if b == nil {
+// admit, last before the first attempt so nothing refused earlier is counted, counts the request
+// in its key's windows and holds what the chain's dearest model would cost, together or not at
+// all: a key over its limits is refused as such, one that cannot pay as a deliberate block, never
+// a failover.
+func (c *Call) admit(ctx context.Context) error {
+	l := c.svc.Controls.Ledger
+	if l == nil {
 		return nil
 	}
-	r, err := b.Reserve(ctx, c.key, c.models, c.estimate())
-	if err != nil {
-		return err
-	}
+	r, err := l.Admit(ctx, c.key, c.models, c.estimate(), time.Now())
 	c.reservation = r
-	return nil
+	return err
 }
 
 // estimate is what the reservation assumes: the prompt's tokens from its size, and max_tokens of
@@ -167,28 +163,37 @@ func (c *Call) govern(ctx context.Context, n int, t chain.Target, route catalog.
 	}, nil
 }
 
-// settle bills the served model once (or releases a failed chain's reservation) and issues the
-// receipt of a served request. It runs before the outcome is told, so the receipt can be fetched
-// as soon as the answer arrives.
+// settle bills the served model once (or releases a failed chain's reservation) and keeps the
+// receipt of a served request, in one write (the Ledger). It runs before the outcome is told, so
+// the receipt can be fetched as soon as the answer arrives.
 func (c *Call) settle(ctx context.Context, o *Outcome) {
-	if r := c.reservation; r != nil {
-		if o.Served == "" {
-			o.BillingErr = r.Release(ctx)
-		} else {
-			var u *billing.Usage
-			if o.Usage != nil {
-				u = &billing.Usage{InputTokens: o.Usage.PromptTokens, OutputTokens: o.Usage.CompletionTokens}
-			}
-			bill, err := r.Settle(ctx, c.models[c.servedIndex(o.Served)], u)
-			o.Bill, o.BillingErr = &bill, err
+	ctl := &c.svc.Controls
+	var rec *receipt.Record
+	if o.Served != "" && ctl.Receipts != nil && c.BundleID() != "" {
+		r, err := ctl.Receipts.Sign(c.receipt(o))
+		if rec, o.ReceiptErr = &r, err; err != nil {
+			rec = nil
 		}
 	}
-	if o.Resumed != "" && c.svc.Controls.Billing != nil {
-		// The model that continued a broken stream is billed for what it produced, apart.
-		o.ResumedBill, o.BillingErr = c.billResumed(ctx, o)
+	if r := c.reservation; r != nil && o.Served != "" {
+		bill := r.Bill(c.models[c.servedIndex(o.Served)], billingUsage(o.Usage))
+		o.Bill = &bill
 	}
-	if o.Served != "" && c.svc.Controls.Receipts != nil && c.BundleID() != "" {
-		_, o.ReceiptErr = c.svc.Controls.Receipts.Issue(ctx, c.receipt(o))
+	if ctl.Ledger != nil && (c.reservation != nil || rec != nil) {
+		if err := ctl.Ledger.Settle(ctx, c.reservation, o.Bill, rec); err != nil {
+			if c.reservation != nil {
+				o.BillingErr = err
+			}
+			if rec != nil {
+				o.ReceiptErr = err
+			}
+		}
+	}
+	if o.Resumed != "" && ctl.Billing != nil {
+		// The model that continued a broken stream is billed for what it produced, apart.
+		var err error
+		o.ResumedBill, err = c.billResumed(ctx, o)
+		o.BillingErr = errors.Join(o.BillingErr, err)
 	}
 }
 
@@ -198,12 +203,16 @@ func (c *Call) billResumed(ctx context.Context, o *Outcome) (*billing.Bill, erro
 	if err != nil {
 		return nil, err
 	}
-	var u *billing.Usage
-	if o.ResumedUsage != nil {
-		u = &billing.Usage{InputTokens: o.ResumedUsage.PromptTokens, OutputTokens: o.ResumedUsage.CompletionTokens}
-	}
-	bill, err := r.Settle(ctx, m, u)
+	bill, err := r.Settle(ctx, m, billingUsage(o.ResumedUsage))
 	return &bill, err
+}
+
+// billingUsage is what a provider reported, as billing counts it; nil when it reported none.
+func billingUsage(u *provider.Usage) *billing.Usage {
+	if u == nil {
+		return nil
+	}
+	return &billing.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 }
 
 func (c *Call) servedIndex(model string) int {

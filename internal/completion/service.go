@@ -71,7 +71,7 @@ type Completion struct {
 
 // Complete runs the call's chain for a whole answer. A failure carries the attempts made.
 func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) {
-	if err := c.reserve(ctx); err != nil {
+	if err := c.admit(ctx); err != nil {
 		c.finish(ctx, Outcome{Err: err})
 		return nil, chain.Report{}, err
 	}

@@ -35,3 +35,6 @@ func ConditionFailed(err error) bool {
 	var cf *types.ConditionalCheckFailedException
 	return errors.As(err, &cf)
 }
+
+// errUnexplained is a transaction cancelled without a reason the store can act on.
+var errUnexplained = errors.New("dynamostore: transaction cancelled for no reason it names")

@@ -2,8 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"time"
@@ -20,11 +18,13 @@ import (
 // units per item (≤ 1 KB), so an admitted request costs 8 WCU for its four windows; a refused one
 // is cancelled, which DynamoDB also bills (up to the same 8). The window start is in the item key
 // and the TTL attribute is the window's end plus a day, so old windows need no reset and vanish.
-//
-// A transaction conflicting with a concurrent one on the same items is cancelled with
-// TransactionConflict and retried; the ClientRequestToken makes an SDK-level retry of the same
-// call idempotent, so a lost response never counts a request twice.
+// A completion is counted by Admit instead, in the same transaction as its reservation.
 func (s *Store) TakeRequest(ctx context.Context, keyID string, ws []limits.Window, _ time.Time) (int, error) {
+	return s.Admit(ctx, keyID, ws, "", nil)
+}
+
+// windowUpdates are the transaction items that count one request for keyID in every window of ws.
+func (s *Store) windowUpdates(keyID string, ws []limits.Window) []types.TransactWriteItem {
 	items := make([]types.TransactWriteItem, len(ws))
 	for i, w := range ws {
 		items[i] = types.TransactWriteItem{Update: &types.Update{
@@ -42,54 +42,12 @@ func (s *Store) TakeRequest(ctx context.Context, keyID string, ws []limits.Windo
 			},
 		}}
 	}
-	var token [16]byte
-	_, _ = rand.Read(token[:])
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(hex.EncodeToString(token[:]))}
-	for attempt := range updateAttempts {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return 0, err
-			}
-		}
-		_, err := s.db.TransactWriteItems(ctx, in)
-		if err == nil {
-			return -1, nil
-		}
-		var canceled *types.TransactionCanceledException
-		if !errors.As(err, &canceled) {
-			return 0, &OpError{Op: "TransactWriteItems", Table: s.tables.Limits, Err: err}
-		}
-		full, conflict := cancellation(canceled.CancellationReasons)
-		if full >= 0 {
-			return full, nil
-		}
-		if !conflict {
-			return s.fullWindow(ctx, keyID, ws, err)
-		}
-		// A new token: the cancelled call is finished, and re-sending its token would replay it.
-		_, _ = rand.Read(token[:])
-		in.ClientRequestToken = aws.String(hex.EncodeToString(token[:]))
-	}
-	return 0, &OpError{Op: "TransactWriteItems", Table: s.tables.Limits, Err: ErrConflict}
+	return items
 }
 
-// cancellation reads a cancelled transaction's per-item reasons: the first item whose condition
-// failed, or whether it was only a conflict worth retrying.
-func cancellation(reasons []types.CancellationReason) (full int, conflict bool) {
-	for i, r := range reasons {
-		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed":
-			return i, false
-		case "TransactionConflict":
-			conflict = true
-		}
-	}
-	return -1, conflict
-}
-
-// fullWindow finds the full window by reading the counts, for a cancellation that did not say
-// which item failed; it is on the refusal path only.
-func (s *Store) fullWindow(ctx context.Context, keyID string, ws []limits.Window, cause error) (int, error) {
+// fullWindow finds the full window by reading the counts (-1: none is), for a cancellation that
+// did not say which item failed; it is on the refusal path only.
+func (s *Store) fullWindow(ctx context.Context, keyID string, ws []limits.Window) (int, error) {
 	counts, err := s.RequestCounts(ctx, keyID, ws)
 	if err != nil {
 		return 0, err
@@ -99,7 +57,7 @@ func (s *Store) fullWindow(ctx context.Context, keyID string, ws []limits.Window
 			return i, nil
 		}
 	}
-	return 0, &OpError{Op: "TransactWriteItems", Table: s.tables.Limits, Err: cause}
+	return -1, nil
 }
 
 // RequestCounts implements limits.Counter with one consistent BatchGetItem.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/secureai-gateway/gateway/internal/receipt"
@@ -29,19 +30,26 @@ const (
 
 // PutReceipt implements receipt.Store.
 func (s *Store) PutReceipt(ctx context.Context, r receipt.Record) error {
-	err := s.putIf(ctx, s.tables.Receipts, map[string]types.AttributeValue{
+	err := s.putIf(ctx, s.tables.Receipts, receiptItem(r), receiptAbsent())
+	if ConditionFailed(err) {
+		return receipt.ErrExists
+	}
+	return err
+}
+
+func receiptItem(r receipt.Record) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
 		attrReceiptPK:      &types.AttributeValueMemberS{Value: r.BundleID},
 		attrReceiptKey:     &types.AttributeValueMemberS{Value: r.KeyID},
 		attrReceiptJWS:     &types.AttributeValueMemberS{Value: r.JWS},
 		attrReceiptCreated: nanos(r.CreatedAt),
 		attrReceiptExpires: nanos(r.ExpiresAt),
 		TTLAttribute:       TTL(r.ExpiresAt),
-	}, AbsentOrExpired(attrReceiptPK, time.Now()))
-	if ConditionFailed(err) {
-		return receipt.ErrExists
 	}
-	return err
 }
+
+// receiptAbsent is a receipt put's condition: the bundle id is free, or its receipt expired.
+func receiptAbsent() expression.ConditionBuilder { return AbsentOrExpired(attrReceiptPK, time.Now()) }
 
 // Receipt implements receipt.Store.
 func (s *Store) Receipt(ctx context.Context, bundleID string) (receipt.Record, error) {

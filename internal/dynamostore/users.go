@@ -110,38 +110,17 @@ func (s *Store) UpdateUser(ctx context.Context, id string, update func(*billing.
 	return nil, fmt.Errorf("dynamostore: UpdateUser %s: %w", id, ErrConflict)
 }
 
-// Charge implements billing.Store with one conditional UpdateItem: the period must match and,
-// when capped, each positive amount must fit under its cap (`used <= cap - amount`, since a
-// condition cannot add). A failed condition is told apart by reading the item, on that path only.
+// Charge implements billing.Store with one conditional UpdateItem (chargeUpdate). A failed
+// condition is told apart from the record as the refusal found it, on that path only.
 func (s *Store) Charge(ctx context.Context, id string, c billing.Charge) error {
-	period, err := attributevalue.Marshal(c.Period.UTC())
+	u, err := s.chargeUpdate(id, c)
 	if err != nil {
-		return fmt.Errorf("dynamostore: %w", err)
-	}
-	cond := "#ps = :period"
-	values := map[string]types.AttributeValue{
-		":period": period,
-		":p":      &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Points, 10)},
-		":m":      &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Micros, 10)},
-		":one":    &types.AttributeValueMemberN{Value: "1"},
-	}
-	if c.Capped && c.Points > 0 {
-		cond += " AND #pu <= :pmax"
-		values[":pmax"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(c.PointsCap-c.Points, 10)}
-	}
-	if c.Capped && c.Micros > 0 {
-		cond += " AND #sm <= :mmax"
-		values[":mmax"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(c.MicrosCap-c.Micros, 10)}
+		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.tables.Users),
-		Key:                 userKey(id),
-		UpdateExpression:    aws.String("ADD #pu :p, #sm :m, #v :one"),
-		ConditionExpression: aws.String(cond),
-		ExpressionAttributeNames: map[string]string{
-			"#ps": "periodStart", "#pu": "pointsUsed", "#sm": "spendMicros", "#v": attrKeyVersion,
-		},
-		ExpressionAttributeValues: values,
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
 	})
 	if err == nil {
 		return nil
@@ -150,13 +129,71 @@ func (s *Store) Charge(ctx context.Context, id string, c billing.Charge) error {
 	if !errors.As(err, &failed) {
 		return &OpError{Op: "UpdateItem", Table: s.tables.Users, Err: err}
 	}
-	u, _, err := s.user(ctx, id)
-	switch {
-	case err != nil:
-		return err
-	case !u.PeriodStart.Equal(c.Period):
-		return billing.ErrStalePeriod
-	default:
-		return billing.ErrInsufficient
+	return s.chargeRefused(ctx, id, c, failed.Item)
+}
+
+// chargeUpdate is charge c of user id as an update, for UpdateItem or a transaction: ADD the
+// amounts (and one to the record version, so an admin edit never writes back a stale count)
+// under the condition that the period is c's and, when capped, that the record has the settings
+// c was decided on and each positive amount fits under its cap (`used <= cap - amount`, since a
+// condition cannot add). A refusal returns the record as it found it.
+func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error) {
+	period, err := attributevalue.Marshal(c.Period.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: %w", err)
 	}
+	cond := "#ps = :period"
+	names := map[string]string{"#ps": "periodStart", "#pu": "pointsUsed", "#sm": "spendMicros", "#v": attrKeyVersion}
+	values := map[string]types.AttributeValue{
+		":period": period,
+		":p":      number(c.Points),
+		":m":      number(c.Micros),
+		":one":    number(1),
+	}
+	if c.Capped {
+		cond += " AND #mp = :pcap"
+		names["#mp"], values[":pcap"] = "monthlyPoints", number(c.PointsCap)
+	}
+	if c.Capped && c.Points > 0 {
+		cond += " AND #pu <= :pmax"
+		values[":pmax"] = number(c.PointsCap - c.Points)
+	}
+	if c.Capped && c.Micros > 0 {
+		cond += " AND #ubm = :on AND #dl = :mcap AND #sm <= :mmax"
+		names["#ubm"], names["#dl"] = "usageByModel", "dollarLimitMicros"
+		values[":on"], values[":mcap"], values[":mmax"] = &types.AttributeValueMemberBOOL{Value: true}, number(c.MicrosCap), number(c.MicrosCap-c.Micros)
+	}
+	return &types.Update{
+		TableName:                           aws.String(s.tables.Users),
+		Key:                                 userKey(id),
+		UpdateExpression:                    aws.String("ADD #pu :p, #sm :m, #v :one"),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, nil
+}
+
+// chargeRefused says why user id's record refused charge c, from item, the record as the refusal
+// found it (nil: read it): ErrNotFound, ErrStalePeriod, or ErrInsufficient (which includes
+// settings changed since the charge was decided: deciding again is the caller's part).
+func (s *Store) chargeRefused(ctx context.Context, id string, c billing.Charge, item map[string]types.AttributeValue) error {
+	var u billing.User
+	if item == nil {
+		cur, _, err := s.user(ctx, id)
+		if err != nil {
+			return err
+		}
+		u = *cur
+	} else if err := attributevalue.UnmarshalMapWithOptions(item, &u, jsonTagsDecode); err != nil {
+		return fmt.Errorf("dynamostore: corrupt user item %s: %w", id, err)
+	}
+	if !u.PeriodStart.Equal(c.Period) {
+		return billing.ErrStalePeriod
+	}
+	return billing.ErrInsufficient
+}
+
+func number(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }

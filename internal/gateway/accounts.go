@@ -34,8 +34,8 @@ func (d Deps) controls() (completion.Controls, error) {
 		return completion.Controls{}, err
 	}
 	c := completion.Controls{Policies: set, Keys: d.Keys}
-	if d.Limits != nil {
-		c.Limits = d.Limits
+	if d.Ledger != nil {
+		c.Ledger = d.Ledger
 	}
 	if d.Billing != nil {
 		c.Billing = d.Billing
@@ -45,8 +45,8 @@ func (d Deps) controls() (completion.Controls, error) {
 	}
 	if d.Signer != nil {
 		c.Tokens = &entitlement.Minter{Signer: d.Signer}
-		if d.Receipts != nil {
-			c.Receipts = &receipt.Issuer{Signer: d.Signer, Store: d.Receipts}
+		if d.Receipts != nil && d.Ledger != nil {
+			c.Receipts = &receipt.Issuer{Signer: d.Signer} // the ledger stores them
 		}
 	}
 	return c, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -62,8 +63,11 @@ type Deps struct {
 	// nil: nobody listens.
 	Observer completion.Observer
 	// Accounts and governance (accounts.go); a nil field turns its feature off.
-	Limits      *limits.Limiter
-	Billing     *billing.Biller
+	Limits  *limits.Limiter // GET /usage's request counts
+	Billing *billing.Biller // GET /usage's quota, a dry run's quote
+	// Ledger counts, reserves and settles completions and stores their receipts (its Limits and
+	// Biller are the deployment's, over the same stores).
+	Ledger      *ledger.Ledger
 	Breakers    *breaker.Breakers
 	Signer      *signing.Signer // signs entitlement tokens, receipts and serves the JWKS
 	Receipts    receipt.Store

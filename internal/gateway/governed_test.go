@@ -273,3 +273,25 @@ func TestLimitsBillingAndRevocation(t *testing.T) {
 		t.Errorf("admin route without a key: %d, want 401", status)
 	}
 }
+
+// SPEC 7: a request refused for its quota is counted in no window (the ledger counts the request
+// and holds its reservation in one step, or neither).
+func TestAQuotaRefusalIsCountedInNoWindow(t *testing.T) {
+	g := newLocalGateway(t, "")
+	broke := g.newKey(t, `{"name":"broke","userId":"broke-too"}`)
+	if status, _, b := g.call(t, "PUT", "/admin/users/broke-too", g.admin, `{"monthlyPoints":0}`); status != 200 {
+		t.Fatalf("setting the user: %d %s", status, b.Raw)
+	}
+	for range 2 {
+		status, _, b := g.call(t, "POST", "/v1/chat/completions", broke, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`)
+		if status != 402 || b.Get("error.code").String() != "points_exhausted" {
+			t.Fatalf("a user with no points: %d %s", status, b.Raw)
+		}
+	}
+	_, _, usage := g.call(t, "GET", "/usage", broke, "")
+	for _, w := range []string{"requests_per_minute", "requests_per_hour"} {
+		if used := usage.Get("api_key.rate_limit." + w + ".used"); !used.Exists() || used.Int() != 0 {
+			t.Errorf("%s used = %s after two quota refusals, want 0: %s", w, used.Raw, usage.Raw)
+		}
+	}
+}

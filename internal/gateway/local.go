@@ -16,6 +16,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/keycache"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/localevents"
 	"github.com/secureai-gateway/gateway/internal/receipt"
@@ -79,6 +80,7 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		Observer:    emit.Observer{Publisher: events.Publisher, Now: time.Now},
 		Limits:      &limits.Limiter{Counter: counts},
 		Billing:     biller,
+		Ledger:      &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller},
 		Breakers:    breaker.New(store, breakerCfg, emit.Breakers(events.Publisher)),
 		Signer:      signer,
 		Receipts:    store,

@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
 )
 
@@ -93,12 +94,12 @@ func Start(o Options) (*Env, error) {
 	never := 1 << 40
 	keys := memKeys{hash: hash, key: &apikey.Key{ID: "key_bench", Hash: hash, Name: "bench", CreatedAt: time.Now(),
 		RateLimit: apikey.RateLimit{RequestsPerMinute: never, RequestsPerHour: never}, DailyLimit: never, MonthlyLimit: never}}
-	var limiter *limits.Limiter
+	var counted *ledger.Ledger
 	if o.Limits {
-		limiter = &limits.Limiter{Counter: limits.NewMemory()}
+		counted = &ledger.Ledger{Store: ledger.Local{Counter: limits.NewMemory()}, Limits: true}
 	}
 	gw, err := gateway.New(gateway.Deps{
-		Limits:     limiter,
+		Ledger:     counted,
 		Catalog:    cat,
 		Credential: func(string) string { return "" },
 		Keys:       keys,

@@ -2,7 +2,8 @@
 // fixed calendar window in UTC. A request is counted in every window at once and only if every
 // window has room, so a refused request costs the caller nothing and counts stay exact under any
 // concurrency. The counting itself is a Counter: Memory for the single local process (persisted to
-// the embedded store), the DynamoDB store in the cloud (one transaction, fleet-wide).
+// the embedded store), the DynamoDB store in the cloud (one transaction, fleet-wide). A completion
+// is counted by internal/ledger, in the same atomic step that holds its reservation.
 package limits
 
 import (
@@ -130,13 +131,20 @@ func (e *Exceeded) Error() string {
 	return fmt.Sprintf("limits: %d requests per %s reached until %s", e.Limit, e.Period, e.ResetTime.Format(time.RFC3339))
 }
 
-// Admit counts the request in every window of the key, or refuses it with a *fault.Error of kind
-// RateLimited (title "Rate limit exceeded: too many requests per <period>", Retry-After until the
-// full window resets, cause *Exceeded) and counts nothing. Whether the key is usable (revoked,
-// expired) is the caller's question, asked before.
+// Admit counts the request in every window of the key, or refuses it with Refuse's error and
+// counts nothing. Whether the key is usable (revoked, expired) is the caller's question, asked
+// before.
 func (l *Limiter) Admit(ctx context.Context, key *apikey.Key, now time.Time) error {
 	ws := Windows(key, now)
 	full, err := l.Counter.TakeRequest(ctx, key.ID, ws, now)
+	return Refuse(ws, full, err, now)
+}
+
+// Refuse is a counter's answer as the caller sees it: nil for an admitted request (full < 0), a
+// *fault.Error of kind Unavailable for a counter that failed, and for ws[full] full a *fault.Error
+// of kind RateLimited (title "Rate limit exceeded: too many requests per <period>", Retry-After
+// until the window resets, cause *Exceeded).
+func Refuse(ws []Window, full int, err error, now time.Time) error {
 	if err != nil {
 		return fault.New(fault.Unavailable, "Service unavailable", "The request limit store cannot be reached; try again").Wrap(err)
 	}

@@ -35,12 +35,26 @@ type count struct {
 func NewMemory() *Memory { return &Memory{counts: make(map[slot]count)} }
 
 // TakeRequest implements Counter.
-func (m *Memory) TakeRequest(_ context.Context, keyID string, ws []Window, _ time.Time) (int, error) {
+func (m *Memory) TakeRequest(ctx context.Context, keyID string, ws []Window, _ time.Time) (int, error) {
+	return m.TakeRequestWith(ctx, keyID, ws, nil)
+}
+
+// TakeRequestWith counts one request like TakeRequest, but only if with (when not nil) succeeds:
+// it runs under the counter's lock once every window is known to have room, and its error is
+// returned with nothing counted. The local ledger charges a request's reservation there, so the
+// request is counted and charged together or not at all, and no concurrent request sees a window
+// count a request that is then refused.
+func (m *Memory) TakeRequestWith(_ context.Context, keyID string, ws []Window, with func() error) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, w := range ws {
 		if m.countLocked(keyID, w) >= w.Limit {
 			return i, nil
+		}
+	}
+	if with != nil {
+		if err := with(); err != nil {
+			return -1, err
 		}
 	}
 	for _, w := range ws {

@@ -81,16 +81,16 @@ type Store interface {
 // DefaultRetention is how long a receipt is kept: a year, long enough for an audit cycle.
 const DefaultRetention = 365 * 24 * time.Hour
 
-// Issuer signs and stores receipts. Signer (built with Type) and Store are required.
+// Issuer signs receipts. Signer (built with Type) is required.
 type Issuer struct {
 	Signer    *signing.Signer
-	Store     Store
 	Retention time.Duration    // default DefaultRetention
 	Now       func() time.Time // default time.Now
 }
 
-// Issue signs c (setting its time) and stores it under c.BundleID.
-func (i *Issuer) Issue(ctx context.Context, c Claims) (Record, error) {
+// Sign signs c (setting its time) into the record to store under c.BundleID. A served request's
+// receipt is stored with its settlement, in one write (internal/ledger).
+func (i *Issuer) Sign(c Claims) (Record, error) {
 	if c.BundleID == "" || len(c.BundleID) > MaxBundleID || c.KeyID == "" {
 		return Record{}, fmt.Errorf("receipt: a receipt needs a bundle id (at most %d characters) and a key id", MaxBundleID)
 	}
@@ -111,11 +111,7 @@ func (i *Issuer) Issue(ctx context.Context, c Claims) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("receipt: %w", err)
 	}
-	r := Record{BundleID: c.BundleID, KeyID: c.KeyID, JWS: jws, CreatedAt: t, ExpiresAt: t.Add(retention)}
-	if err := i.Store.PutReceipt(ctx, r); err != nil {
-		return Record{}, err
-	}
-	return r, nil
+	return Record{BundleID: c.BundleID, KeyID: c.KeyID, JWS: jws, CreatedAt: t, ExpiresAt: t.Add(retention)}, nil
 }
 
 // PolicySection is the receipt's policy section for a request served under a with these

@@ -73,7 +73,7 @@ func issuer(t *testing.T) (*receipt.Issuer, *signing.Signer, *memStore) {
 		t.Fatal(err)
 	}
 	st := &memStore{m: map[string]receipt.Record{}}
-	return &receipt.Issuer{Signer: s, Store: st}, s, st
+	return &receipt.Issuer{Signer: s}, s, st
 }
 
 // verifyFromContract is what a third party writes from SPEC 8 alone: fetch the JWKS, pick the key
@@ -113,7 +113,7 @@ func TestReceiptVerifiesAgainstTheJWKS(t *testing.T) {
 	iss, signer, _ := issuer(t)
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
 	iss.Now = func() time.Time { return now }
-	rec, err := iss.Issue(context.Background(), sample)
+	rec, err := iss.Sign(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,18 +143,22 @@ func TestReceiptVerifiesAgainstTheJWKS(t *testing.T) {
 	}
 }
 
-func TestIssueRefusesAReceiptWithoutIDs(t *testing.T) {
+func TestSignRefusesAReceiptWithoutIDs(t *testing.T) {
 	iss, _, _ := issuer(t)
 	for _, c := range []receipt.Claims{{KeyID: "k"}, {BundleID: "b"}, {BundleID: strings.Repeat("x", 129), KeyID: "k"}} {
-		if _, err := iss.Issue(context.Background(), c); err == nil {
-			t.Errorf("Issue(%+v) succeeded", c)
+		if _, err := iss.Sign(c); err == nil {
+			t.Errorf("Sign(%+v) succeeded", c)
 		}
 	}
 }
 
 func TestHandler(t *testing.T) {
 	iss, _, st := issuer(t)
-	if _, err := iss.Issue(context.Background(), sample); err != nil {
+	rec, err := iss.Sign(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutReceipt(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	owner, other := &apikey.Key{ID: "key_owner"}, &apikey.Key{ID: "key_other"}
@@ -208,7 +212,7 @@ func TestHandler(t *testing.T) {
 // receipt and refuses a changed one.
 func TestPublicVerifierReadsReceipts(t *testing.T) {
 	iss, signer, _ := issuer(t)
-	rec, err := iss.Issue(context.Background(), sample)
+	rec, err := iss.Sign(sample)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"a second user with the same id is refused", usersDuplicate},
 		{"update changes the record; a failing update writes nothing", usersUpdate},
 		{"a charge within its cap is applied", usersChargeFits},
-		{"a charge over its cap is refused and writes nothing", usersChargeOverCap},
+		{"a charge over its cap, or decided on settings since changed, is refused and writes nothing", usersChargeOverCap},
 		{"a charge for another period is refused", usersChargeStale},
 		{"an uncapped charge may go negative or past the cap", usersChargeUncapped},
 		{"an admin edit racing charges loses none of them", usersUpdateRacingCharges},
@@ -137,11 +137,11 @@ func usersChargeFits(t *testing.T, s billing.Store) {
 	if err := s.Charge(context.Background(), "u1", billing.Charge{Period: userPeriod, Points: 93, Capped: true, PointsCap: 100}); err != nil {
 		t.Fatalf("Charge to exactly the cap: %v", err)
 	}
-	if err := s.Charge(context.Background(), "u1", billing.Charge{Period: userPeriod, Micros: 765_433, Capped: true, MicrosCap: 2_000_000}); err != nil {
+	if err := s.Charge(context.Background(), "u1", billing.Charge{Period: userPeriod, Micros: 23_765_433, Capped: true, PointsCap: 100, MicrosCap: 25_000_000}); err != nil {
 		t.Fatalf("Charge of micros to exactly the cap: %v", err)
 	}
-	if u := mustUser(t, s, "u1"); u.PointsUsed != 100 || u.SpendMicros != 2_000_000 {
-		t.Errorf("after charges: points %d micros %d, want 100 and 2000000", u.PointsUsed, u.SpendMicros)
+	if u := mustUser(t, s, "u1"); u.PointsUsed != 100 || u.SpendMicros != 25_000_000 {
+		t.Errorf("after charges: points %d micros %d, want 100 and 25000000", u.PointsUsed, u.SpendMicros)
 	}
 }
 
@@ -150,13 +150,25 @@ func usersChargeOverCap(t *testing.T, s billing.Store) {
 	mustCreateUser(t, s, want)
 	for name, c := range map[string]billing.Charge{
 		"points": {Period: userPeriod, Points: 94, Capped: true, PointsCap: 100},
-		"micros": {Period: userPeriod, Micros: 1, Capped: true, MicrosCap: 1_234_567},
+		"micros": {Period: userPeriod, Micros: 23_765_434, Capped: true, PointsCap: 100, MicrosCap: 25_000_000},
+		// Decided on settings the record no longer has (a stale cache, an admin's edit since):
+		// refused even though the amount would fit.
+		"points, decided on another allowance": {Period: userPeriod, Points: 1, Capped: true, PointsCap: 200},
+		"micros, decided on another budget":    {Period: userPeriod, Micros: 1, Capped: true, PointsCap: 100, MicrosCap: 30_000_000},
+		"micros, decided on another allowance": {Period: userPeriod, Micros: 1, Capped: true, PointsCap: 99, MicrosCap: 25_000_000},
 	} {
 		if err := s.Charge(context.Background(), "u1", c); !errors.Is(err, billing.ErrInsufficient) {
 			t.Errorf("%s over the cap: %v, want ErrInsufficient", name, err)
 		}
 	}
 	sameUser(t, "after refused charges", mustUser(t, s, "u1"), want)
+	ctx := context.Background()
+	if _, err := s.UpdateUser(ctx, "u1", func(u *billing.User) error { u.UsageByModel = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Micros: 1, Capped: true, PointsCap: 100, MicrosCap: 25_000_000}); !errors.Is(err, billing.ErrInsufficient) {
+		t.Errorf("micros with usage-by-model off: %v, want ErrInsufficient", err)
+	}
 }
 
 func usersChargeStale(t *testing.T, s billing.Store) {

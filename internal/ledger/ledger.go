@@ -1,0 +1,165 @@
+// Package ledger keeps a completion's books with the stores, in one atomic write each way.
+// Before the first attempt, Admit counts the request in every window of its key (internal/limits)
+// and holds the chain's dearest cost for its user (internal/billing) — both, or neither: a request
+// refused for its quota is counted in no window, and one refused by a full window holds nothing.
+// After the answer, Settle replaces the reservation with the served model's cost and stores the
+// request's signed receipt (internal/receipt), again together.
+//
+// In the cloud each is one DynamoDB TransactWriteItems (internal/dynamostore), so a warm request
+// makes one store round trip before its first attempt and one after it. The reservation's
+// condition needs the user's caps and period: Admit takes them from a short-lived cache of each
+// user's record, and the condition also checks that the record still has the settings the
+// decision was made on. A stale cache therefore fails safe: the write is refused, the record is
+// read again and the request decided again, once. Locally, Local does the same over the
+// in-memory request counter and the embedded store.
+package ledger
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/receipt"
+)
+
+// Store writes a request's books atomically: dynamostore.Store (one transaction each) and Local.
+// internal/storetest.RunLedger is the contract.
+type Store interface {
+	// Admit counts one request for keyID in every window of ws and applies c (nil: no charge) to
+	// user userID, both or neither. A full window returns its index in ws, nothing written;
+	// otherwise -1 with c's refusal as billing.Store.Charge gives it (billing.ErrInsufficient,
+	// ErrStalePeriod, ErrNotFound) or the store's failure.
+	Admit(ctx context.Context, keyID string, ws []limits.Window, userID string, c *billing.Charge) (full int, err error)
+	// Settle applies c (nil: no charge) to user userID and stores rec (nil: no receipt), both or
+	// neither. Errors: c's as billing.Store.Charge gives them, receipt.ErrExists.
+	Settle(ctx context.Context, userID string, c *billing.Charge, rec *receipt.Record) error
+}
+
+// DefaultUserTTL is how long Admit trusts a user's settings it read. A change an admin makes
+// meanwhile costs one refused write and a read, never a wrong decision.
+const DefaultUserTTL = 30 * time.Second
+
+// maxCachedUsers bounds the user cache.
+const maxCachedUsers = 4096
+
+// Ledger admits and settles requests through a Store. Build it once per process, so its user
+// cache serves every request.
+type Ledger struct {
+	Store Store
+	// Limits counts requests in their key's windows; false: the deployment keeps no request
+	// limits.
+	Limits bool
+	// Biller holds and settles what requests cost (its rule, its clock, new users' defaults); nil:
+	// nothing is billed.
+	Biller *billing.Biller
+	// UserTTL is how long a user's record read from the store is trusted for its settings;
+	// 0: DefaultUserTTL.
+	UserTTL time.Duration
+
+	mu    sync.Mutex
+	users map[string]cachedUser
+}
+
+type cachedUser struct {
+	user billing.User
+	read time.Time
+}
+
+// Admit counts the request in every window of key at now and holds what the chain's dearest
+// model would cost, in one atomic store write, or does neither. A full window refuses it as
+// limits.Refuse does (checked first: a request over its limits is refused as such whatever its
+// quota), a quota as billing.Biller.Reserve does; the reservation is nil when nothing is billed.
+func (l *Ledger) Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error) {
+	var ws []limits.Window
+	if l.Limits {
+		ws = limits.Windows(key, now)
+	}
+	if l.Biller == nil {
+		full, err := l.Store.Admit(ctx, key.ID, ws, "", nil)
+		return nil, limits.Refuse(ws, full, err, now)
+	}
+	id := billing.UserID(key)
+	charge := func(c billing.Charge) error {
+		full, err := l.Store.Admit(ctx, key.ID, ws, id, &c)
+		if err != nil {
+			return err
+		}
+		return limits.Refuse(ws, full, nil, now)
+	}
+	for attempt := range 3 {
+		u, cached, err := l.user(ctx, id, attempt == 0)
+		if err != nil {
+			return nil, billing.Unavailable(err)
+		}
+		r, err := l.Biller.Hold(key, u, chain, est, charge)
+		switch {
+		case err == nil:
+			return r, nil
+		case errors.Is(err, billing.ErrStalePeriod), cached && (fault.KindOf(err) == fault.QuotaExceeded || errors.Is(err, billing.ErrNotFound)):
+			// Decided on a record that has changed: decide again on a fresh read.
+			l.forget(id)
+		default:
+			return nil, err
+		}
+	}
+	return nil, billing.Unavailable(billing.ErrStalePeriod)
+}
+
+// user is the user's record in its current period: the cached one when cached is allowed and
+// it is fresh, else one read (created, renewed) through the Biller and cached.
+func (l *Ledger) user(ctx context.Context, id string, cached bool) (*billing.User, bool, error) {
+	ttl := l.UserTTL
+	if ttl <= 0 {
+		ttl = DefaultUserTTL
+	}
+	if cached {
+		l.mu.Lock()
+		c, ok := l.users[id]
+		l.mu.Unlock()
+		if ok && time.Since(c.read) < ttl && l.Biller.Current(&c.user) {
+			return &c.user, true, nil
+		}
+	}
+	u, err := l.Biller.EnsureUser(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.users == nil || len(l.users) >= maxCachedUsers {
+		l.users = make(map[string]cachedUser) // full: start over, each user costs one read again
+	}
+	l.users[id] = cachedUser{user: *u, read: time.Now()}
+	return u, false, nil
+}
+
+func (l *Ledger) forget(id string) {
+	l.mu.Lock()
+	delete(l.users, id)
+	l.mu.Unlock()
+}
+
+// Settle closes a request's books in one atomic store write: the reservation r (nil: none)
+// settled at bill — released when bill is nil — and the served request's signed receipt rec
+// (nil: none) stored with it.
+func (l *Ledger) Settle(ctx context.Context, r *billing.Reservation, bill *billing.Bill, rec *receipt.Record) error {
+	if r == nil {
+		if rec == nil {
+			return nil
+		}
+		return l.Store.Settle(ctx, "", nil, rec)
+	}
+	var b billing.Bill
+	if bill != nil {
+		b = *bill
+	}
+	return r.Close(ctx, b, func(ctx context.Context, userID string, c billing.Charge) error {
+		return l.Store.Settle(ctx, userID, &c, rec)
+	})
+}
