@@ -25,9 +25,11 @@ import (
 // (503 and Retry-After for an outage), and tried again by the next request.
 //
 // An invocation ends when its response does, and a frozen function loses the events it has not
-// handed over yet, so after the endpoint returns HTTP waits for pending publishes (at most
-// event.FlushTimeout, and never past the invocation's deadline) before the response ends: the
-// streaming adapter closes the stream only when this handler returns.
+// handed over yet, so after the endpoint returns (its last byte sent) HTTP waits for pending
+// publishes before the response ends: the streaming adapter closes the stream only when this
+// handler returns. With the outbox configured the wait is short — an event the bus has not taken
+// event.HandOverAfter after its publish goes to the outbox queue instead — and never longer than
+// event.FlushTimeout or past the invocation's deadline.
 func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Handler, error)) http.Handler {
 	l := &lazy{build: build, lock: make(chan struct{}, 1)}
 	return httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -97,8 +99,9 @@ func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 // the response to end.
 const flushMargin = 100 * time.Millisecond
 
-// flush waits for the events the request published, at most event.FlushTimeout and never past
-// the invocation's deadline (ctx's) less flushMargin; a request ended by its client still waits.
+// flush waits for the events the request published to be handed over (to the bus or the outbox),
+// at most event.FlushTimeout and never past the invocation's deadline (ctx's) less flushMargin; a
+// request ended by its client still waits.
 func (c *Cloud) flush(ctx context.Context) {
 	until := time.Now().Add(event.FlushTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Add(-flushMargin).Before(until) {
