@@ -74,7 +74,7 @@ type Cloud struct {
 	// Guard decides which webhook URLs may be delivered to.
 	Guard *webhook.Guard
 
-	secrets  *secretsmanager.Client
+	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
 	keys     *Keys
 	breakers breaker.Config
