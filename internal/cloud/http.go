@@ -20,7 +20,9 @@ import (
 // killed by the runtime mid-stream.
 //
 // The endpoint is built on the first request, not at init, so a cold start makes no network call;
-// a stalled dependency (Secrets Manager) cannot hold the build past that deadline. A failed build
+// a stalled dependency (Secrets Manager) cannot hold the build past that deadline. While it builds
+// (its secrets read at once), the request's API key is read too, so a cold request's first attempt
+// waits on three round trips before it: the secrets and the key, its breakers, its admission. A failed build
 // is logged with the request id, route and cause, answered in render's envelope with X-Request-Id
 // (503 and Retry-After for an outage), and tried again by the next request.
 //
@@ -42,6 +44,9 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 			// answer must name the origin, or a browser drops it.
 			w.Header().Set("Access-Control-Allow-Origin", c.Config.CORSOrigin)
 			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After")
+		}
+		if !l.ready() {
+			c.warmKey(r)
 		}
 		h, err := l.get(r.Context())
 		if err != nil {
@@ -66,12 +71,25 @@ func (c *Cloud) Endpoint(render httpapi.Render, build func(gateway.Deps) (http.H
 	})
 }
 
+// warmKey starts reading the API key r carries into the key cache, without waiting: the
+// endpoint's own lookup then finds it read, or joins the read.
+func (c *Cloud) warmKey(r *http.Request) {
+	hash, err := httpapi.KeyHash(r)
+	if err != nil {
+		return // the endpoint answers the 401 (or needs no key)
+	}
+	ctx := r.Context()
+	go func() { _, _ = c.keys.KeyByHash(ctx, hash) }()
+}
+
 // lazy builds a handler once, on first use; a failed build leaves it unbuilt.
 type lazy struct {
 	build func(context.Context) (http.Handler, error)
 	lock  chan struct{} // held while building; waited for under the request's deadline
 	built atomic.Pointer[http.Handler]
 }
+
+func (l *lazy) ready() bool { return l.built.Load() != nil }
 
 // get builds under ctx, which HTTP already ends the reserve before the invocation's deadline.
 func (l *lazy) get(ctx context.Context) (http.Handler, error) {

@@ -32,12 +32,16 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // stallProxy forwards to moto until stalled; then it accepts every request and never answers,
-// like a dependency that hangs. Break makes it hang or fail only one operation.
+// like a dependency that hangs. Break makes it hang or fail only one operation; Observe sees
+// each request first.
 type stallProxy struct {
 	URL     string
 	stalled atomic.Bool
 	broken  atomic.Pointer[breakage]
+	observe atomic.Pointer[func(*http.Request)]
 }
+
+func (p *stallProxy) Observe(f func(*http.Request)) { p.observe.Store(&f) }
 
 // breakage is one operation (an X-Amz-Target such as AWSEvents.PutEvents) that hangs, or fails
 // with an error the SDK does not retry.
@@ -58,6 +62,9 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 	forward := httputil.NewSingleHostReverseProxy(u)
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := p.observe.Load(); f != nil {
+			(*f)(r)
+		}
 		b := p.broken.Load()
 		if b != nil && b.fail && r.Header.Get("X-Amz-Target") == b.target {
 			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
