@@ -138,18 +138,15 @@ func (a *Async) Flush(ctx context.Context) error {
 		if idle == nil {
 			return nil
 		}
-		var due <-chan time.Time
-		t := time.NewTimer(time.Until(next))
+		var due <-chan time.Time // nil: nothing falls due
 		if !next.IsZero() {
-			due = t.C
+			due = time.After(time.Until(next))
 		}
 		select {
 		case <-idle:
-			t.Stop()
 			return nil
 		case <-due:
 		case <-ctx.Done():
-			t.Stop()
 			a.abandoned.Add(1)
 			a.log.WarnContext(ctx, "events still pending when the flush ended", "err", context.Cause(ctx))
 			return context.Cause(ctx)
