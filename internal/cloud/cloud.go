@@ -2,10 +2,10 @@
 // configuration, the AWS SDK configuration (the smithy body guard, X-Ray, bounded retries, calls
 // that end before the invocation's deadline), the DynamoDB store, the provider credentials and the
 // signing keyset from Secrets Manager, the EventBridge publisher (with its SQS outbox), tracing and
-// a JSON logger. A
-// function's main.go calls Load, builds its endpoint from GatewayDeps (or its consumer from the
-// pieces) and starts. GatewayDeps turns on exactly the features whose table, secret or bus the
-// function's environment names, so each function's IAM policy grants only what it configures.
+// a JSON logger. A function's main.go calls Load, builds its endpoint from GatewayDeps (or its
+// consumer from the pieces) and starts. GatewayDeps turns on exactly the features whose table,
+// secret or bus the function's environment names, so each function's IAM policy grants only what
+// it configures.
 // HTTP adds what an API function needs around its handler: the lazy first-request build, the
 // invocation's deadline less a reserve, and the wait for pending events before the response ends.
 package cloud
