@@ -4,9 +4,14 @@
 // after Threshold policy violations within Window, and such a breaker closes on its own after
 // Cooldown. Opening and closing are reported to an audit hook.
 //
-// Check runs on every attempt, so a warm instance keeps what it read for CacheTTL (default 5 s):
-// a breaker opened on any instance (or in the store directly) stops the calls of every warm
-// instance within CacheTTL, and at once on the instance that opened it.
+// Check runs before a chain and before each of its attempts, so a warm instance keeps what it
+// read for CacheTTL (default 5 s) and never longer: a breaker opened on any instance (or in the
+// store directly) stops the calls of every warm instance within CacheTTL, and at once on the
+// instance that opened it. Past half of CacheTTL a check answers from memory at once while one
+// background read renews the entry (internal/swr), so a warm caller — the next attempt of a chain
+// — never waits on the store; a failed renewal keeps the entry until CacheTTL, after which a check
+// reads the store itself and fails as it does. The breakers of a key and of its user are read
+// together: one call where the store can (BatchReader).
 package breaker
 
 import (
@@ -14,11 +19,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/swr"
 )
 
 // Subject kinds.
@@ -87,6 +92,15 @@ type Store interface {
 	AddViolation(ctx context.Context, subject Subject, window, expires time.Time) (int, error)
 }
 
+// BatchReader is a Store that reads several subjects' breakers in one call (internal/dynamostore:
+// one BatchGetItem). A check reads a key's and its user's breakers through it; a Store without it
+// is read one subject at a time (the embedded store, where a read is no round trip).
+type BatchReader interface {
+	// Breakers returns the stored breakers of subjects, by subject, even ones past their Until;
+	// a subject without one is absent.
+	Breakers(ctx context.Context, subjects []Subject) (map[Subject]State, error)
+}
+
 // Config tunes the breakers. Zero fields take the defaults.
 type Config struct {
 	// Threshold policy violations within Window open a subject's breaker. Default 5.
@@ -95,8 +109,8 @@ type Config struct {
 	Window time.Duration
 	// Cooldown is how long an automatically opened breaker stays open. Default 15 minutes.
 	Cooldown time.Duration
-	// CacheTTL bounds how stale a warm instance's view of a breaker may be. Default 5 s; negative
-	// turns the cache off.
+	// CacheTTL bounds how stale a warm instance's view of a breaker may be; past half of it a
+	// check renews the entry in the background. Default 5 s; negative turns the cache off.
 	CacheTTL time.Duration
 	Now      func() time.Time
 }
@@ -122,19 +136,15 @@ type Breakers struct {
 	store Store
 	cfg   Config
 	audit func(context.Context, Event)
-
-	mu    sync.Mutex
-	cache map[Subject]cached
+	cache *swr.Cache[Subject, cached]
 }
 
+// cached is what a warm instance knows of a subject: its breaker, if one is stored and not past
+// its cooldown when read.
 type cached struct {
 	state State
 	open  bool
-	at    time.Time
 }
-
-// maxCached bounds the cache; past it the cache starts over rather than grow without end.
-const maxCached = 10_000
 
 // New returns breakers over store. audit receives every open and close (nil: none).
 func New(store Store, cfg Config, audit func(context.Context, Event)) *Breakers {
@@ -156,7 +166,9 @@ func New(store Store, cfg Config, audit func(context.Context, Event)) *Breakers 
 	if audit == nil {
 		audit = func(context.Context, Event) {}
 	}
-	return &Breakers{store: store, cfg: cfg, audit: audit, cache: map[Subject]cached{}}
+	b := &Breakers{store: store, cfg: cfg, audit: audit}
+	b.cache = swr.New(b.load, swr.Options[cached]{MaxAge: func(cached) time.Duration { return cfg.CacheTTL }, Now: cfg.Now})
+	return b
 }
 
 // subjects are the breakers that contain k.
@@ -171,13 +183,14 @@ func subjects(k *apikey.Key) []Subject {
 // Check returns a 503 *fault.Error (kind CircuitOpen, code "circuit_open", with RetryAfter when
 // the breaker closes on its own) when a breaker containing k is open, nil otherwise.
 func (b *Breakers) Check(ctx context.Context, k *apikey.Key) error {
-	for _, s := range subjects(k) {
-		st, open, err := b.lookup(ctx, s)
-		if err != nil {
-			return fault.New(fault.Unavailable, "Service unavailable", "circuit breakers cannot be read now").Wrap(err)
-		}
-		if open {
-			return openError(st, b.cfg.Now())
+	all, err := b.cache.Get(ctx, subjects(k)...)
+	if err != nil {
+		return fault.New(fault.Unavailable, "Service unavailable", "circuit breakers cannot be read now").Wrap(err)
+	}
+	now := b.cfg.Now()
+	for _, c := range all {
+		if c.open && c.state.OpenAt(now) {
+			return openError(c.state, now)
 		}
 	}
 	return nil
@@ -205,40 +218,43 @@ func openError(st State, now time.Time) error {
 	return e.WithRetryAfter(max(st.Until.Sub(now), time.Second))
 }
 
-// lookup returns the subject's breaker through the cache. A stored breaker past its cooldown is
-// removed here, once, and its closing audited.
-func (b *Breakers) lookup(ctx context.Context, s Subject) (State, bool, error) {
-	now := b.cfg.Now()
-	b.mu.Lock()
-	c, ok := b.cache[s]
-	b.mu.Unlock()
-	if ok && now.Sub(c.at) < b.cfg.CacheTTL {
-		return c.state, c.open && c.state.OpenAt(now), nil
-	}
-	st, found, err := b.store.Breaker(ctx, s)
+// load reads subjects' breakers for the cache, in one call when the store can. A stored breaker
+// past its cooldown is removed here, once, and its closing audited.
+func (b *Breakers) load(ctx context.Context, subjects []Subject) (map[Subject]cached, error) {
+	stored, err := b.read(ctx, subjects)
 	if err != nil {
-		return State{}, false, err
+		return nil, err
 	}
-	if found && !st.OpenAt(now) {
-		if closed, err := b.store.DeleteBreaker(ctx, s, st.OpenedAt); err == nil && closed {
-			b.audit(ctx, Event{Action: "close", State: st, Actor: ActorCooldown, At: st.Until})
+	now := b.cfg.Now()
+	out := make(map[Subject]cached, len(subjects))
+	for _, s := range subjects {
+		st, found := stored[s]
+		if found && !st.OpenAt(now) {
+			if closed, err := b.store.DeleteBreaker(ctx, s, st.OpenedAt); err == nil && closed {
+				b.audit(ctx, Event{Action: "close", State: st, Actor: ActorCooldown, At: st.Until})
+			}
+			found = false
 		}
-		found = false
+		out[s] = cached{state: st, open: found}
 	}
-	b.remember(s, st, found, now)
-	return st, found, nil
+	return out, nil
 }
 
-func (b *Breakers) remember(s Subject, st State, open bool, now time.Time) {
-	if b.cfg.CacheTTL < 0 {
-		return
+func (b *Breakers) read(ctx context.Context, subjects []Subject) (map[Subject]State, error) {
+	if br, ok := b.store.(BatchReader); ok {
+		return br.Breakers(ctx, subjects)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.cache) >= maxCached {
-		clear(b.cache)
+	out := make(map[Subject]State, len(subjects))
+	for _, s := range subjects {
+		st, found, err := b.store.Breaker(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out[s] = st
+		}
 	}
-	b.cache[s] = cached{state: st, open: open, at: now}
+	return out, nil
 }
 
 // Open opens a breaker for st.Subject (OpenedAt is set to now) and audits it.
@@ -250,7 +266,7 @@ func (b *Breakers) Open(ctx context.Context, st State) (State, error) {
 	if err := b.store.PutBreaker(ctx, st); err != nil {
 		return State{}, err
 	}
-	b.remember(st.Subject, st, true, st.OpenedAt)
+	b.cache.Set(st.Subject, cached{state: st, open: true})
 	b.audit(ctx, Event{Action: "open", State: st, Actor: st.OpenedBy, At: st.OpenedAt})
 	return st, nil
 }
@@ -274,7 +290,7 @@ func (b *Breakers) Close(ctx context.Context, s Subject, actor string) (State, e
 	if !deleted {
 		return State{}, notOpen
 	}
-	b.remember(s, State{}, false, now)
+	b.cache.Set(s, cached{})
 	b.audit(ctx, Event{Action: "close", State: st, Actor: actor, At: now.UTC()})
 	return st, nil
 }

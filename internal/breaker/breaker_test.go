@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -194,4 +195,102 @@ func TestRacingViolationsOpenOnce(t *testing.T) {
 	if got := aud.actions(); got != "open by auto, open by auto" {
 		t.Errorf("audit: %s (want one open for the key and one for its user)", got)
 	}
+}
+
+// batchStore is a Store that reads in batches (as DynamoDB does), recording each batch read and
+// able to hold them at a gate; single reads are counted apart.
+type batchStore struct {
+	breaker.Store
+	mu      sync.Mutex
+	batches [][]breaker.Subject
+	singles int
+	gate    chan struct{} // when set, batch reads wait for it to close
+	entered chan struct{} // when set, receives once per batch read as it begins
+}
+
+func (s *batchStore) Breakers(ctx context.Context, subjects []breaker.Subject) (map[breaker.Subject]breaker.State, error) {
+	s.mu.Lock()
+	s.batches = append(s.batches, append([]breaker.Subject(nil), subjects...))
+	gate, entered := s.gate, s.entered
+	s.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if gate != nil {
+		<-gate
+	}
+	out := map[breaker.Subject]breaker.State{}
+	for _, sub := range subjects {
+		st, found, err := s.Store.Breaker(ctx, sub)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out[sub] = st
+		}
+	}
+	return out, nil
+}
+
+func (s *batchStore) Breaker(ctx context.Context, sub breaker.Subject) (breaker.State, bool, error) {
+	s.mu.Lock()
+	s.singles++
+	s.mu.Unlock()
+	return s.Store.Breaker(ctx, sub)
+}
+
+func (s *batchStore) reads() (batches [][]breaker.Subject, singles int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]breaker.Subject(nil), s.batches...), s.singles
+}
+
+// TestAKeyAndItsUserAreReadInOneCall: a check reads both breakers through one batch read.
+func TestAKeyAndItsUserAreReadInOneCall(t *testing.T) {
+	store := &batchStore{Store: newStore(t)}
+	b := breaker.New(store, breaker.Config{Now: (&clock{t: start}).Now}, nil)
+	for range 3 {
+		if err := b.Check(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batches, singles := store.reads()
+	want := []breaker.Subject{{Kind: breaker.KindKey, ID: "key_1"}, {Kind: breaker.KindUser, ID: "u1"}}
+	if len(batches) != 1 || !slices.Equal(batches[0], want) || singles != 0 {
+		t.Errorf("batch reads %v and %d single reads, want one batch %v", batches, singles, want)
+	}
+}
+
+// TestAWarmCheckNeverWaitsOnTheStore: past half of CacheTTL a check answers from memory at once —
+// the store's read is held at a gate, so a check that waited for it would not return — and one
+// background read renews both entries, which brings an opening made elsewhere before CacheTTL.
+func TestAWarmCheckNeverWaitsOnTheStore(t *testing.T) {
+	ctx := context.Background()
+	store := &batchStore{Store: newStore(t)}
+	clk := &clock{t: start}
+	a := breaker.New(store, breaker.Config{Now: clk.Now}, nil)
+	if err := a.Check(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	other := breaker.New(store.Store, breaker.Config{Now: clk.Now}, nil)
+	if _, err := other.Open(ctx, breaker.State{Subject: breaker.Subject{Kind: breaker.KindUser, ID: "u1"}, OpenedBy: "admin:ops"}); err != nil {
+		t.Fatal(err)
+	}
+	store.mu.Lock()
+	store.gate, store.entered = make(chan struct{}), make(chan struct{}, 10)
+	store.mu.Unlock()
+	clk.Advance(breaker.DefaultCacheTTL / 2)
+	for range 5 {
+		if err := a.Check(ctx, key); err != nil {
+			t.Fatalf("a warm check: %v, want the cached answer at once", err)
+		}
+	}
+	<-store.entered
+	close(store.gate)
+	if batches, _ := store.reads(); len(batches) != 2 {
+		t.Errorf("%d batch reads, want the first and one renewal", len(batches))
+	}
+	// The first read has expired: the answer is the renewed one, stored or still being stored.
+	clk.Advance(breaker.DefaultCacheTTL / 2)
+	circuitOpen(t, a.Check(ctx, key))
 }

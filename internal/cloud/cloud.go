@@ -1,10 +1,11 @@
 // Package cloud is what every Lambda function shares, loaded once per cold start: the parsed
 // configuration, the AWS SDK configuration (the smithy body guard, X-Ray, bounded retries, calls
 // that end before the invocation's deadline), the DynamoDB store, the provider credentials and the
-// signing keyset from Secrets Manager, the EventBridge publisher, tracing and a JSON logger. A
-// function's main.go calls Load, builds its endpoint from GatewayDeps (or its consumer from the
-// pieces) and starts. GatewayDeps turns on exactly the features whose table, secret or bus the
-// function's environment names, so each function's IAM policy grants only what it configures.
+// signing keyset from Secrets Manager, the EventBridge publisher (with its SQS outbox), tracing and
+// a JSON logger. A function's main.go calls Load, builds its endpoint from GatewayDeps (or its
+// consumer from the pieces) and starts. GatewayDeps turns on exactly the features whose table,
+// secret or bus the function's environment names, so each function's IAM policy grants only what
+// it configures.
 // HTTP adds what an API function needs around its handler: the lazy first-request build, the
 // invocation's deadline less a reserve, and the wait for pending events before the response ends.
 package cloud
@@ -39,6 +40,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/sqsqueue"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
@@ -63,12 +65,16 @@ type Cloud struct {
 	Config Config
 	Log    *slog.Logger
 	Store  *dynamostore.Store
-	// Events puts gateway events on the SECUREAI_EVENT_BUS bus; event.Discard without one.
+	// Events puts gateway events on the SECUREAI_EVENT_BUS bus, in the background; what the bus
+	// has not taken when an invocation must end goes to the SECUREAI_EVENT_OUTBOX_URL queue.
+	// event.Discard without a bus.
 	Events event.Publisher
+	// Bus puts events on the bus at once (the event relay's sender); nil without one.
+	Bus event.Sender
 	// Guard decides which webhook URLs may be delivered to.
 	Guard *webhook.Guard
 
-	secrets  *secretsmanager.Client
+	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
 	keys     *Keys
 	breakers breaker.Config
@@ -119,18 +125,26 @@ func Load(ctx context.Context) (*Cloud, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	// The function's one logger: the lines every 5xx writes (httpapi) go to CloudWatch as JSON.
 	slog.SetDefault(log)
+	queues := sqs.NewFromConfig(awsCfg)
 	var events event.Publisher = event.Discard{}
+	var bus event.Sender
 	if cfg.EventBus != "" {
-		events = event.NewAsync(eventbridge.New(eb.NewFromConfig(awsCfg), cfg.EventBus), log)
+		bus = eventbridge.New(eb.NewFromConfig(awsCfg), cfg.EventBus)
+		async := event.NewAsync(bus, log)
+		if cfg.EventOutboxURL != "" {
+			async.Outbox = sqsqueue.Outbox{API: queues, URL: cfg.EventOutboxURL}
+		}
+		events = async
 	}
 	return &Cloud{
 		Config:   cfg,
 		Log:      log,
 		Store:    store,
 		Events:   events,
+		Bus:      bus,
 		Guard:    webhook.NewGuard(cfg.AllowPrivateWebhooks),
 		secrets:  secretsmanager.NewFromConfig(awsCfg),
-		sqs:      sqs.NewFromConfig(awsCfg),
+		sqs:      queues,
 		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
 		breakers: breakers,
 		// The demo provider, when on, lives as long as the warm function.

@@ -29,6 +29,10 @@ type Config struct {
 	SigningSecretARN string
 	// EventBus is SECUREAI_EVENT_BUS: where failover and limit events go; "" publishes none.
 	EventBus string
+	// EventOutboxURL is SECUREAI_EVENT_OUTBOX_URL: the queue where events the bus has not taken
+	// before an invocation must end wait for the event relay; "" waits for the bus (at most
+	// event.FlushTimeout) and loses what it has not taken then.
+	EventOutboxURL string
 	// ProviderSecretARN is SECUREAI_PROVIDER_SECRET_ARN, the Secrets Manager secret holding the
 	// provider credentials; "" reads them from the environment.
 	ProviderSecretARN string
@@ -69,6 +73,7 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 		},
 		SigningSecretARN:     r.String("SECUREAI_SIGNING_SECRET_ARN", ""),
 		EventBus:             r.String("SECUREAI_EVENT_BUS", ""),
+		EventOutboxURL:       r.String("SECUREAI_EVENT_OUTBOX_URL", ""),
 		ProviderSecretARN:    r.String("SECUREAI_PROVIDER_SECRET_ARN", ""),
 		CatalogPath:          r.String("SECUREAI_CONFIG", ""),
 		Demo:                 r.Bool("SECUREAI_DEMO", false),

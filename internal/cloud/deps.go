@@ -20,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 	"github.com/secureai-gateway/gateway/internal/webhookadmin"
+	"golang.org/x/sync/errgroup"
 )
 
 // GatewayDeps returns the endpoints' dependencies, each feature on when the function's
@@ -34,14 +35,14 @@ import (
 //	SECUREAI_TABLE_IDEMPOTENCY       Idempotency-Key records
 //	SECUREAI_EVENT_BUS               failover, limit, admin and breaker events (Observer, hooks)
 //
-// The provider credentials and the signing keyset are read now, under ctx (the first request's
-// build), never at init.
+// The provider credentials and the signing keyset are read now, together, under ctx (the first
+// request's build), never at init.
 func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	cat, err := c.catalog()
 	if err != nil {
 		return gateway.Deps{}, err
 	}
-	credential, err := c.Credentials(ctx)
+	credential, signer, err := c.secretsAtOnce(ctx)
 	if err != nil {
 		return gateway.Deps{}, err
 	}
@@ -53,6 +54,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		HTTPClient: c.ProviderClient(), Engine: c.Engine(), Idempotency: c.Idempotency(),
 		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now},
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
+		Signer:      signer,
 	}
 	if t.Limits != "" {
 		d.Limits = &limits.Limiter{Counter: c.Store}
@@ -78,16 +80,26 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	if t.Limits != "" || t.Users != "" || t.Receipts != "" {
 		d.Ledger = &ledger.Ledger{Store: c.Store, Limits: t.Limits != "", Biller: d.Billing}
 	}
-	if c.Config.SigningSecretARN != "" {
-		if d.Signer, err = c.signer(ctx); err != nil {
-			return gateway.Deps{}, err
-		}
-	}
 	if t.Webhooks != "" && t.Audit != "" {
 		d.Webhooks = &webhookadmin.Handlers{Webhooks: c.Store, Dispatcher: c.Dispatcher(), Guard: c.Guard,
 			Audit: c.Store.AuditLog(), Events: c.Events, Now: time.Now}
 	}
 	return d, nil
+}
+
+// secretsAtOnce reads the provider credentials and (when configured) the signing keyset
+// concurrently: each is a round trip on a cold function's first request.
+func (c *Cloud) secretsAtOnce(ctx context.Context) (func(string) string, *signing.Signer, error) {
+	var (
+		credential func(string) string
+		signer     *signing.Signer
+	)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { credential, err = c.Credentials(ctx); return err })
+	if c.Config.SigningSecretARN != "" {
+		g.Go(func() (err error) { signer, err = c.signer(ctx); return err })
+	}
+	return credential, signer, g.Wait()
 }
 
 // signer reads the signing keyset from its secret. A secret that holds none yet fails the build

@@ -20,14 +20,18 @@ import (
 // killed by the runtime mid-stream.
 //
 // The endpoint is built on the first request, not at init, so a cold start makes no network call;
-// a stalled dependency (Secrets Manager) cannot hold the build past that deadline. A failed build
+// a stalled dependency (Secrets Manager) cannot hold the build past that deadline. While it builds
+// (its secrets read at once), the request's API key is read too, so a cold request's first attempt
+// waits on three round trips before it: the secrets and the key, its breakers, its admission. A failed build
 // is logged with the request id, route and cause, answered in render's envelope with X-Request-Id
 // (503 and Retry-After for an outage), and tried again by the next request.
 //
 // An invocation ends when its response does, and a frozen function loses the events it has not
-// handed over yet, so after the endpoint returns HTTP waits for pending publishes (at most
-// event.FlushTimeout, and never past the invocation's deadline) before the response ends: the
-// streaming adapter closes the stream only when this handler returns.
+// handed over yet, so after the endpoint returns (its last byte sent) HTTP waits for pending
+// publishes before the response ends: the streaming adapter closes the stream only when this
+// handler returns. With the outbox configured the wait is short — an event the bus has not taken
+// event.HandOverAfter after its publish goes to the outbox queue instead — and never longer than
+// event.FlushTimeout or past the invocation's deadline.
 func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Handler, error)) http.Handler {
 	l := &lazy{build: build, lock: make(chan struct{}, 1)}
 	return httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,6 +44,9 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 			// answer must name the origin, or a browser drops it.
 			w.Header().Set("Access-Control-Allow-Origin", c.Config.CORSOrigin)
 			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After")
+		}
+		if !l.ready() {
+			c.warmKey(r)
 		}
 		h, err := l.get(r.Context())
 		if err != nil {
@@ -64,12 +71,25 @@ func (c *Cloud) Endpoint(render httpapi.Render, build func(gateway.Deps) (http.H
 	})
 }
 
+// warmKey starts reading the API key r carries into the key cache, without waiting: the
+// endpoint's own lookup then finds it read, or joins the read.
+func (c *Cloud) warmKey(r *http.Request) {
+	hash, err := httpapi.KeyHash(r)
+	if err != nil {
+		return // the endpoint answers the 401 (or needs no key)
+	}
+	ctx := r.Context()
+	go func() { _, _ = c.keys.KeyByHash(ctx, hash) }()
+}
+
 // lazy builds a handler once, on first use; a failed build leaves it unbuilt.
 type lazy struct {
 	build func(context.Context) (http.Handler, error)
 	lock  chan struct{} // held while building; waited for under the request's deadline
 	built atomic.Pointer[http.Handler]
 }
+
+func (l *lazy) ready() bool { return l.built.Load() != nil }
 
 // get builds under ctx, which HTTP already ends the reserve before the invocation's deadline.
 func (l *lazy) get(ctx context.Context) (http.Handler, error) {
@@ -97,8 +117,9 @@ func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 // the response to end.
 const flushMargin = 100 * time.Millisecond
 
-// flush waits for the events the request published, at most event.FlushTimeout and never past
-// the invocation's deadline (ctx's) less flushMargin; a request ended by its client still waits.
+// flush waits for the events the request published to be handed over (to the bus or the outbox),
+// at most event.FlushTimeout and never past the invocation's deadline (ctx's) less flushMargin; a
+// request ended by its client still waits.
 func (c *Cloud) flush(ctx context.Context) {
 	until := time.Now().Add(event.FlushTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Add(-flushMargin).Before(until) {

@@ -32,11 +32,26 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // stallProxy forwards to moto until stalled; then it accepts every request and never answers,
-// like a dependency that hangs.
+// like a dependency that hangs. Break makes it hang or fail only one operation; Observe sees
+// each request first.
 type stallProxy struct {
 	URL     string
 	stalled atomic.Bool
+	broken  atomic.Pointer[breakage]
+	observe atomic.Pointer[func(*http.Request)]
 }
+
+func (p *stallProxy) Observe(f func(*http.Request)) { p.observe.Store(&f) }
+
+// breakage is one operation (an X-Amz-Target such as AWSEvents.PutEvents) that hangs, or fails
+// with an error the SDK does not retry.
+type breakage struct {
+	target string
+	fail   bool
+}
+
+func (p *stallProxy) Break(target string, fail bool) { p.broken.Store(&breakage{target, fail}) }
+func (p *stallProxy) Heal()                          { p.broken.Store(nil) }
 
 func newStallProxy(t *testing.T, target string) *stallProxy {
 	u, err := url.Parse(target)
@@ -47,7 +62,17 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 	forward := httputil.NewSingleHostReverseProxy(u)
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.stalled.Load() {
+		if f := p.observe.Load(); f != nil {
+			(*f)(r)
+		}
+		b := p.broken.Load()
+		if b != nil && b.fail && r.Header.Get("X-Amz-Target") == b.target {
+			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"__type":"AccessDeniedException","message":"denied by the test"}`))
+			return
+		}
+		if p.stalled.Load() || b != nil && r.Header.Get("X-Amz-Target") == b.target {
 			select {
 			case <-r.Context().Done():
 			case <-done:

@@ -51,6 +51,24 @@ func (s *Store) Breaker(ctx context.Context, subject breaker.Subject) (breaker.S
 	return decodeBreaker(out.Item), true, nil
 }
 
+// Breakers implements breaker.BatchReader: a key's and its user's breakers in one round trip.
+func (s *Store) Breakers(ctx context.Context, subjects []breaker.Subject) (map[breaker.Subject]breaker.State, error) {
+	keys := make([]map[string]types.AttributeValue, len(subjects))
+	for i, sub := range subjects {
+		keys[i] = breakerKey(breakerPrefix + sub.String())
+	}
+	items, err := s.batchGet(ctx, s.tables.CircuitBreakers, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[breaker.Subject]breaker.State, len(items))
+	for _, item := range items {
+		st := decodeBreaker(item)
+		out[st.Subject] = st
+	}
+	return out, nil
+}
+
 // PutBreaker implements breaker.Store.
 func (s *Store) PutBreaker(ctx context.Context, st breaker.State) error {
 	item := map[string]types.AttributeValue{

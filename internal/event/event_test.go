@@ -1,12 +1,15 @@
 package event_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,7 +114,9 @@ func TestEventPublishedJustBeforeReturnIsNotLostAfterFlush(t *testing.T) {
 	handler(reqCtx)
 	cancel() // the request is over
 	time.AfterFunc(20*time.Millisecond, func() { close(s.release) })
-	if err := event.FlushBounded(reqCtx, p); err != nil {
+	flushCtx, stop := context.WithTimeout(context.WithoutCancel(reqCtx), event.FlushTimeout)
+	defer stop()
+	if err := p.Flush(flushCtx); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
 	s.mu.Lock()
@@ -151,5 +156,91 @@ func TestPublishFailureIsCountedNotReturned(t *testing.T) {
 	}
 	if st := p.Stats(); st.Failed != 2 || st.Published != 0 {
 		t.Errorf("Stats = %+v, want 2 failed", st)
+	}
+}
+
+// outbox records what reaches it, or fails when err is set.
+type outbox struct {
+	mu  sync.Mutex
+	got []event.Event
+	err error
+}
+
+func (o *outbox) Send(_ context.Context, evs []event.Event) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	o.got = append(o.got, evs...)
+	return nil
+}
+
+func (o *outbox) ids() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var ids []string
+	for _, e := range o.got {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+// A Sender that never answers does not hold the invocation: HandOverAfter after the Publish the
+// flush gives up on it and puts the event in the outbox, then returns. The held send is never
+// released, so only the hand-over can end this flush before its (long) deadline.
+func TestAFlushPutsWhatTheSenderHasNotTakenInTheOutbox(t *testing.T) {
+	s := &slowSender{release: make(chan struct{})}
+	out := &outbox{}
+	p := event.NewAsync(s, quiet())
+	p.Outbox = out
+	e := event.ModelFailoverEvent(event.Failover{FailedModel: "a", NextModel: "b", Time: now}, now)
+	p.Publish(context.Background(), e)
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	if err := p.Flush(ctx); err != nil {
+		t.Fatalf("Flush = %v, want the hand-over to the outbox", err)
+	}
+	if got := out.ids(); !slices.Equal(got, []string{e.ID}) {
+		t.Errorf("outbox got %v, want %s", got, e.ID)
+	}
+	if st := p.Stats(); st.Deferred != 1 || st.Published != 0 || st.Failed != 0 {
+		t.Errorf("Stats = %+v, want 1 deferred", st)
+	}
+}
+
+func TestAFailedSendGoesToTheOutbox(t *testing.T) {
+	out := &outbox{}
+	p := event.NewAsync(failing{}, quiet())
+	p.Outbox = out
+	a, b := event.WebhookTestEvent("wh", event.Subject{}, now), event.WebhookTestEvent("wh", event.Subject{}, now)
+	p.Publish(context.Background(), a, b)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.ids(); !slices.Equal(got, []string{a.ID, b.ID}) {
+		t.Errorf("outbox got %v, want both events", got)
+	}
+	if st := p.Stats(); st.Deferred != 2 || st.Failed != 0 {
+		t.Errorf("Stats = %+v, want 2 deferred", st)
+	}
+}
+
+// When the outbox fails too, the events are counted lost and logged whole: the last record of
+// them an operator can replay.
+func TestEventsTheOutboxRefusesAreLoggedWhole(t *testing.T) {
+	var logs bytes.Buffer
+	p := event.NewAsync(failing{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	p.Outbox = &outbox{err: errors.New("queue down")}
+	e := event.WebhookTestEvent("wh", event.Subject{}, now)
+	p.Publish(context.Background(), e)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.Failed != 1 || st.Deferred != 0 {
+		t.Errorf("Stats = %+v, want 1 failed", st)
+	}
+	if !strings.Contains(logs.String(), e.ID) || !strings.Contains(logs.String(), "queue down") {
+		t.Errorf("log %s does not carry the lost event and the cause", logs.String())
 	}
 }

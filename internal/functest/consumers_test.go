@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/testenv"
@@ -27,6 +28,7 @@ import (
 var consumerKinds = map[string][]string{
 	"webhook-dispatcher": {"event", "bad-body"},
 	"audit-writer":       {"event", "bad-body"},
+	"event-relay":        {"event", "bad-body"},
 }
 
 func isConsumerEvent(name string) bool {
@@ -41,10 +43,12 @@ func isConsumerEvent(name string) bool {
 // sampleEventID is the event id in events/*-event.json.
 const sampleEventID = "evt_4f0c2b8e9d7a41c3b5e6f7a8091b2c3d"
 
-// TestConsumersHandleTheirSQSEvents runs the built webhook-dispatcher and audit-writer under the
-// emulator with their events/ samples, against DynamoDB and SQS on moto: the audit writer stores
-// one entry however often the event comes; the dispatcher fans the event out into a delivery
-// message, whose attempt then reaches a receiver; a malformed message is dropped, not retried.
+// TestConsumersHandleTheirSQSEvents runs the built webhook-dispatcher, audit-writer and
+// event-relay under the emulator with their events/ samples, against DynamoDB, SQS and
+// EventBridge on moto: the audit writer stores one entry however often the event comes; the
+// dispatcher fans the event out into a delivery message, whose attempt then reaches a receiver;
+// the relay puts the outbox's event on the bus, where a rule delivers it; a malformed message is
+// dropped, not retried.
 func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	var names []string
@@ -85,6 +89,11 @@ func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 	if err := store.CreateEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)
 	}
+	bus := testenv.UniqueName(t, "relay-bus")
+	if _, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(bus)}); err != nil {
+		t.Fatal(err)
+	}
+	subscriber := busQueue(t, cfg, bus)
 	env := []string{
 		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
@@ -95,6 +104,7 @@ func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
 		"SECUREAI_TABLE_AUDIT=" + tables.Audit, "SECUREAI_WEBHOOK_QUEUE_URL=" + aws.ToString(q.QueueUrl),
 		"SECUREAI_WEBHOOKS_ALLOW_PRIVATE=true", // the receiver is on loopback
+		"SECUREAI_EVENT_BUS=" + bus,
 	}
 	bins := <-built
 	if bins == nil {
@@ -127,6 +137,15 @@ func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 		}
 		if len(out.Items) != 1 || !strings.Contains(toString(out.Items[0]["entry"]), sampleEventID) {
 			t.Fatalf("audit table holds %d items, want the one entry of %s", len(out.Items), sampleEventID)
+		}
+	})
+
+	t.Run("event-relay", func(t *testing.T) {
+		l := testenv.StartLambda(t, bins["event-relay"], env...)
+		invoke(t, l, sample(t, "event-relay", "event"))
+		invoke(t, l, sample(t, "event-relay", "bad-body"))
+		if got := subscriber.types(t); len(got) != 1 || got[0] != "api:model_failover" {
+			t.Fatalf("the bus's rule delivered %v, want the one relayed api:model_failover\n%s", got, l.Output())
 		}
 	})
 

@@ -18,22 +18,30 @@ func invalidKey(message string) error {
 	return fault.New(fault.Unauthenticated, "Invalid API key", message).WithCode("invalid_api_key")
 }
 
+// KeyHash returns the store hash of the API key r carries as "Authorization: Bearer sk-…", or
+// the 401 to answer when it carries none (or two, or a malformed one).
+func KeyHash(r *http.Request) (string, error) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Proxies and servers disagree on which of two credentials counts.
+		return "", invalidKey("send a single Authorization header")
+	}
+	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || secret == "" { // auth schemes are case-insensitive
+		return "", invalidKey("missing API key: send Authorization: Bearer sk-…")
+	}
+	hash, err := apikey.Hash(strings.TrimSpace(secret))
+	if err != nil {
+		return "", invalidKey("malformed API key: expected sk- followed by 64 lowercase hex digits")
+	}
+	return hash, nil
+}
+
 // Authenticate admits requests that carry a usable API key as "Authorization: Bearer sk-…".
 func Authenticate(keys identity.KeyFinder, render Render, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.Header.Values("Authorization")) > 1 {
-			// Proxies and servers disagree on which of two credentials counts.
-			render(w, r, invalidKey("send a single Authorization header"))
-			return
-		}
-		scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || secret == "" { // auth schemes are case-insensitive
-			render(w, r, invalidKey("missing API key: send Authorization: Bearer sk-…"))
-			return
-		}
-		hash, err := apikey.Hash(strings.TrimSpace(secret))
+		hash, err := KeyHash(r)
 		if err != nil {
-			render(w, r, invalidKey("malformed API key: expected sk- followed by 64 lowercase hex digits"))
+			render(w, r, err)
 			return
 		}
 		key, err := keys.KeyByHash(r.Context(), hash)

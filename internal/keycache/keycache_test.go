@@ -91,13 +91,63 @@ func TestHitAndExpiry(t *testing.T) {
 	}
 	wantCalls(t, store, 1)
 
-	clk.advance(DefaultTTL - time.Nanosecond)
+	clk.advance(DefaultTTL/2 - time.Nanosecond) // fresh: not even a background read
 	_, _ = lookup(t, c, want.Hash)
 	wantCalls(t, store, 1)
 
-	clk.advance(time.Nanosecond) // exactly ttl after the read: stale
+	clk.advance(DefaultTTL/2 + time.Nanosecond) // exactly ttl after the read: expired, read again
 	_, _ = lookup(t, c, want.Hash)
 	wantCalls(t, store, 2)
+}
+
+// TestAKeyInUseNeverWaitsOnTheStore: past half the TTL the cached key is answered at once — the
+// store's read is held at a gate, so a lookup that waited for it would not return — and one
+// background read renews it, which brings a revocation made elsewhere before the TTL runs out.
+func TestAKeyInUseNeverWaitsOnTheStore(t *testing.T) {
+	c, store, clk, k := setup(t, DefaultTTL)
+	_, _ = lookup(t, c, k.Hash)
+	revoked := *k
+	at := clk.now()
+	revoked.RevokedAt = &at
+	store.put(&revoked)
+	store.gate, store.entered = make(chan struct{}), make(chan struct{}, 10)
+	clk.advance(DefaultTTL / 2)
+	for range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		got, err := c.KeyByHash(ctx, k.Hash)
+		cancel()
+		if err != nil || got.RevokedAt != nil {
+			t.Fatalf("a warm lookup: %+v, %v; want the cached key at once", got, err)
+		}
+	}
+	<-store.entered
+	close(store.gate)
+	wantCalls(t, store, 2)
+
+	// The first read has expired: the answer is the renewed key, stored or still being stored.
+	clk.advance(DefaultTTL / 2)
+	if got, _ := lookup(t, c, k.Hash); got.RevokedAt == nil {
+		t.Fatal("the renewed key does not carry the revocation")
+	}
+}
+
+// TestAFailedRenewalKeepsTheKeyUntilTheTTL: a store that fails past half the TTL does not lock a
+// key out early; at the TTL the lookup reads the store itself and fails as it does.
+func TestAFailedRenewalKeepsTheKeyUntilTheTTL(t *testing.T) {
+	c, store, clk, k := setup(t, DefaultTTL)
+	_, _ = lookup(t, c, k.Hash)
+	boom := errors.New("throttled")
+	store.mu.Lock()
+	store.err = boom
+	store.mu.Unlock()
+	clk.advance(DefaultTTL - time.Nanosecond)
+	if got, err := lookup(t, c, k.Hash); err != nil || got.ID != k.ID {
+		t.Fatalf("before the TTL: %+v, %v; want the cached key", got, err)
+	}
+	clk.advance(time.Nanosecond)
+	if _, err := lookup(t, c, k.Hash); !errors.Is(err, boom) {
+		t.Fatalf("at the TTL: err = %v, want the store's error", err)
+	}
 }
 
 // TestRevocationVisibleAfterTTL: a change in the store (here, a revocation) is served stale for
@@ -263,33 +313,17 @@ func TestCallersGetCopies(t *testing.T) {
 	}
 }
 
-func TestBounded(t *testing.T) {
+// TestUnknownHashesCannotEvictRealKeys: a flood of random keys fills the unknown entries, never
+// the found ones.
+func TestUnknownHashesCannotEvictRealKeys(t *testing.T) {
 	c, store, _, k := setup(t, DefaultTTL)
-	c.max = 10
 	_, _ = lookup(t, c, k.Hash)
-	for i := range 100 {
+	for i := range MaxEntries + 100 {
 		_, _ = lookup(t, c, fmt.Sprintf("random-%d", i))
 	}
-	c.mu.Lock()
-	found, unknown := len(c.found), len(c.unknown)
-	c.mu.Unlock()
-	if unknown > c.max {
-		t.Errorf("%d unknown entries, want at most %d", unknown, c.max)
-	}
-	if found != 1 {
-		t.Errorf("unknown hashes evicted a real key: %d found entries, want 1", found)
-	}
 	calls := store.calls.Load()
-	_, _ = lookup(t, c, k.Hash)
+	if _, err := lookup(t, c, k.Hash); err != nil {
+		t.Fatal(err)
+	}
 	wantCalls(t, store, calls)
-	for i := range 20 {
-		store.put(&apikey.Key{ID: fmt.Sprint(i), Hash: fmt.Sprintf("real-%d", i)})
-		_, _ = lookup(t, c, fmt.Sprintf("real-%d", i))
-	}
-	c.mu.Lock()
-	found = len(c.found)
-	c.mu.Unlock()
-	if found > c.max {
-		t.Errorf("%d found entries, want at most %d", found, c.max)
-	}
 }

@@ -1,7 +1,8 @@
 // Package sqsqueue connects the event consumers to SQS in the cloud: the consumer functions the
-// webhook-dispatcher and audit-writer Lambdas run on each batch (reporting failed items, so only
-// those come back), and the webhook delivery queue, where a retry waits with DelaySeconds instead
-// of in a sleeping Lambda.
+// webhook-dispatcher, audit-writer and event-relay Lambdas run on each batch (reporting failed
+// items, so only those come back), the webhook delivery queue, where a retry waits with
+// DelaySeconds instead of in a sleeping Lambda, and the event outbox, where an event the bus did
+// not take before an invocation had to end waits for the relay.
 package sqsqueue
 
 import (

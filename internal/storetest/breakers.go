@@ -23,6 +23,7 @@ func RunBreakers(t *testing.T, newStore func(t *testing.T) breaker.Store) {
 		{"list returns every breaker", breakersList},
 		{"violations count per subject and window", breakersViolations},
 		{"concurrent violations are all counted", breakersViolationsConcurrent},
+		{"a batch read returns exactly the subjects' stored breakers", breakersBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
@@ -155,4 +156,36 @@ func breakersViolationsConcurrent(t *testing.T, s breaker.Store) {
 			t.Errorf("no violation saw count %d: counts are not atomic (a threshold could be skipped)", c)
 		}
 	}
+}
+
+// breakersBatch runs on stores that read in batches (breaker.BatchReader): the breakers asked for
+// and stored, exactly as one-by-one reads return them, and nothing for the others (a violation
+// count under the same subject is not a breaker).
+func breakersBatch(t *testing.T, s breaker.Store) {
+	br, ok := s.(breaker.BatchReader)
+	if !ok {
+		t.Skip("the store reads one breaker at a time")
+	}
+	ctx := context.Background()
+	open := breakerFixture(breaker.KindKey, "key_batch")
+	noUntil := breakerFixture(breaker.KindUser, "u_batch")
+	noUntil.Until = time.Time{}
+	for _, st := range []breaker.State{open, noUntil, breakerFixture(breaker.KindKey, "key_not_asked")} {
+		if err := s.PutBreaker(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	none := breaker.Subject{Kind: breaker.KindUser, ID: "u_none"}
+	if _, err := s.AddViolation(ctx, none, breakerBase, breakerBase.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := br.Breakers(ctx, []breaker.Subject{open.Subject, noUntil.Subject, none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %+v, want the two stored breakers asked for", got)
+	}
+	breakersSame(t, got[open.Subject], open)
+	breakersSame(t, got[noUntil.Subject], noUntil)
 }

@@ -12,7 +12,7 @@ import (
 
 // guarded are the resource types a function is told about through its environment and granted
 // through its policies.
-var guarded = []string{"AWS::DynamoDB::Table", "AWS::SecretsManager::Secret", "AWS::Events::EventBus"}
+var guarded = []string{"AWS::DynamoDB::Table", "AWS::SecretsManager::Secret", "AWS::Events::EventBus", "AWS::SQS::Queue"}
 
 var subRef = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
 
@@ -37,9 +37,10 @@ func refs(n *yaml.Node, into map[string]bool) {
 	}
 }
 
-// Least privilege, both ways: a function's policies grant access only to the tables, secrets and
-// bus its environment (or Globals) names — what cloud.GatewayDeps turns on — and everything its
-// own environment names is granted, so no feature is on where the function cannot use it.
+// Least privilege, both ways: a function's policies grant access only to the tables, secrets,
+// queues and bus its environment (or Globals) names — what cloud.GatewayDeps turns on — and
+// everything its own environment names is granted, so no feature is on where the function cannot
+// use it.
 func TestFunctionsAreGrantedWhatTheyAreToldAbout(t *testing.T) {
 	tp := loadTemplate(t, testenv.RepoRoot(t))
 	isGuarded := func(id string) bool { return slices.Contains(guarded, scalar(tp.resource(id), "Type")) }
