@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,7 +77,10 @@ func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
 	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
 	// Bundle ids and expiries grow with time, so inserts append: full pages waste nothing.
 	b.FillPercent, idx.FillPercent = appendFill, appendFill
-	for id, raw := range pending {
+	// In key order, so each insert appends to the last page (a map's order would split pages at
+	// random points and leave them part empty).
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
+		raw := pending[id]
 		if old := b.Get([]byte(id)); old != nil {
 			if prev, err := decodeReceipt(id, old); err == nil {
 				if err := idx.Delete(expiryKey(prev.ExpiresAt, id)); err != nil {
@@ -97,9 +102,10 @@ func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
 	return nil
 }
 
-// appendFill is how full a page split leaves a bucket whose keys mostly arrive in order (bbolt's
-// default, 0.5, suits random keys and would leave such a bucket half empty).
-const appendFill = 0.9
+// appendFill is how full a page split leaves a bucket whose keys arrive in order: full (bbolt's
+// default, 0.5, suits random keys; with records of ~0.7 KB even 0.9 leaves a quarter of each page
+// empty, four records where five fit).
+const appendFill = 1.0
 
 func expiryKey(t time.Time, id string) []byte {
 	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(max(0, t.UnixNano())))

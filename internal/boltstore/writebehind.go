@@ -3,6 +3,8 @@ package boltstore
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,8 +139,8 @@ func (s *Store) Flush() error {
 		}
 		ab := tx.Bucket(bucketAudit)
 		ab.FillPercent = appendFill // sort keys start with the time
-		for k, raw := range audit {
-			if err := ab.Put([]byte(k), raw); err != nil {
+		for _, k := range slices.Sorted(maps.Keys(audit)) {
+			if err := ab.Put([]byte(k), audit[k]); err != nil {
 				return err
 			}
 		}
