@@ -3,6 +3,7 @@ package latencybench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -65,16 +66,14 @@ func (r *ProcessRun) Checks() []Check {
 	} else {
 		out = append(out, Check{What: fmt.Sprintf("gateway throughput, plain, c=%d", throughputConc), Target: fmt.Sprintf("needs -c %d", throughputConc)})
 	}
-	var worst time.Duration
-	worstConc := 0
-	for _, conc := range r.Config.Concurrency {
-		row, _ := r.merged("plain", conc)
-		if c := perRequest(row.Gateway.ServerCPU, len(row.Gateway.Latency)); c >= worst {
-			worst, worstConc = c, conc
-		}
-	}
-	out = append(out, Check{What: "gateway CPU per plain request (worst concurrency)", Got: fmt.Sprintf("%s µs at c=%d", us(worst), worstConc),
-		Target: "≤ " + us(TargetProcCPU) + " µs", Met: worst <= TargetProcCPU, Measured: len(r.Reps) > 0})
+	// CPU per request is judged where the gateway is saturated (the highest concurrency, as issue
+	// 17 measured it): at low concurrency an idle Go runtime's spinning threads look for work
+	// between requests and their CPU is charged to the few requests there are.
+	busiest := slices.Max(r.Config.Concurrency)
+	row, _ := r.merged("plain", busiest)
+	cpu := perRequest(row.Gateway.ServerCPU, len(row.Gateway.Latency))
+	out = append(out, Check{What: "gateway CPU per plain request (highest concurrency)", Got: fmt.Sprintf("%s µs at c=%d", us(cpu), busiest),
+		Target: "≤ " + us(TargetProcCPU) + " µs", Met: cpu <= TargetProcCPU, Measured: len(r.Reps) > 0})
 
 	var peak int64
 	for _, rep := range r.Reps {
