@@ -25,7 +25,7 @@ lint: test-tools
 	go vet ./...
 	$(STATICCHECK) ./...
 
-bench: ## measure the latency the gateway adds over a direct call (not part of the tests)
+bench: ## measure the gateway as make run runs it against a direct call (-micro: in-process; -cloud: the Lambda path) — not part of the tests
 	go run ./cmd/bench
 
 clean: ## remove build output and the local store
