@@ -51,12 +51,13 @@ Default: the gateway as users run it (cmd/gateway as its own process, embedded s
 every feature on) against a zero-delay fake upstream; plain, stream and failover requests at
 each -c, -reps times; latency, throughput, gateway CPU per request, RSS, store growth, verdict.
 -micro: the in-process micro-benchmark instead (gateway.New in this process, no store).
--cloud: the cloud path instead: functions/openai-chat under the Lambda emulator against moto
-behind a per-call delay proxy (-cloud-delays); latency, slope = sequential AWS round trips,
-call order and rounds before/after the first upstream attempt, calls per operation, verdict.
-Quick run: go run ./cmd/bench -cloud
 Then, unless -bodies is empty: peak RSS of the local server under large concurrent bodies.
 Quick run: go run ./cmd/bench -n 2000 -warmup 200 -settle 3s
+-cloud: only the cloud path (none of the above): functions/openai-chat under the Lambda
+emulator against moto behind a per-call delay proxy (-cloud-delays); latency, slope =
+sequential AWS round trips, call order and rounds before/after the first upstream attempt,
+calls per operation, verdict.
+Quick run: go run ./cmd/bench -cloud
 
 Flags:
 `)
