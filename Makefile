@@ -25,8 +25,9 @@ lint: test-tools
 	go vet ./...
 	$(STATICCHECK) ./...
 
-bench: ## measure the latency the gateway adds over a direct call (not part of the tests)
+bench: test-tools ## measure the latency the gateway adds over a direct call, then the cloud path (not part of the tests)
 	go run ./cmd/bench
+	go run ./cmd/bench -cloud
 
 clean: ## remove build output and the local store
 	rm -rf build .aws-sam .secureai
