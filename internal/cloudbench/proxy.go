@@ -45,8 +45,9 @@ func StartDelayProxy(target string) (*DelayProxy, error) {
 		if d := time.Duration(p.delay.Load()); d > 0 {
 			time.Sleep(d - time.Since(arrive)) // reading the body counts towards the delay
 		}
+		held := time.Since(arrive)
 		forward.ServeHTTP(w, r)
-		p.rec.add(Span{Op: op, Detail: strings.Join(Resources(body), " "), Arrive: arrive, Answer: time.Now()})
+		p.rec.add(Span{Op: op, Detail: strings.Join(Resources(body), " "), Arrive: arrive, Answer: time.Now(), Held: held})
 	})}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil

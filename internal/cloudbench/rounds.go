@@ -7,10 +7,11 @@ import (
 
 // Span is one timed call: an AWS call at the delay proxy or an attempt at the fake upstream.
 type Span struct {
-	Op     string    // the AWS operation (Operation), or the upstream model of an attempt
-	Detail string    // what it touched: tables, secret, queue, bus
-	Arrive time.Time // when the request arrived
-	Answer time.Time // when its answer was written
+	Op     string        // the AWS operation (Operation), or the upstream model of an attempt
+	Detail string        // what it touched: tables, secret, queue, bus
+	Arrive time.Time     // when the request arrived
+	Answer time.Time     // when its answer was written
+	Held   time.Duration // how long the delay proxy really held it before forwarding (≥ D)
 }
 
 // Rounds is the number of sequential round trips in spans: the longest chain of spans each of
