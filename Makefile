@@ -25,8 +25,9 @@ lint: test-tools
 	go vet ./...
 	$(STATICCHECK) ./...
 
-bench: ## measure the gateway as make run runs it against a direct call (-micro: in-process; -cloud: the Lambda path) — not part of the tests
+bench: test-tools ## measure the gateway as make run runs it against a direct call, then the Lambda path under the emulator (-micro: in-process) — not part of the tests
 	go run ./cmd/bench
+	go run ./cmd/bench -cloud
 
 clean: ## remove build output and the local store
 	rm -rf build .aws-sam .secureai

@@ -15,6 +15,14 @@
 // (gateway.New, an in-memory key finder, no store), with allocations and CPU per request and the
 // live heap of long streams.
 //
+// With -cloud it runs the cloud-path benchmark instead (internal/cloudbench): the built
+// functions/openai-chat Lambda under the Runtime Interface Emulator against moto, with a proxy in
+// front of moto that holds every AWS call for each delay of -cloud-delays and records it. It
+// reports latency p50 warm and cold, plain and streamed (and failover), the slope (the sequential
+// AWS round trips on the path), one request's call order, the sequential rounds before the first
+// upstream attempt and after the provider answered, the calls per request by operation, and a
+// verdict against issue 17's targets. Quick run: go run ./cmd/bench -cloud
+//
 // Last (unless -bodies is empty) it runs the local server as its own process under 100
 // concurrent 7 MB requests and reports its peak resident memory. Run it with make bench;
 // docs/benchmarks.md records its figures.
@@ -31,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/cloudbench"
 	"github.com/secureai-gateway/gateway/internal/latencybench"
 )
 
@@ -44,6 +53,11 @@ each -c, -reps times; latency, throughput, gateway CPU per request, RSS, store g
 -micro: the in-process micro-benchmark instead (gateway.New in this process, no store).
 Then, unless -bodies is empty: peak RSS of the local server under large concurrent bodies.
 Quick run: go run ./cmd/bench -n 2000 -warmup 200 -settle 3s
+-cloud: only the cloud path (none of the above): functions/openai-chat under the Lambda
+emulator against moto behind a per-call delay proxy (-cloud-delays); latency, slope =
+sequential AWS round trips, call order and rounds before/after the first upstream attempt,
+calls per operation, verdict.
+Quick run: go run ./cmd/bench -cloud
 
 Flags:
 `)
@@ -65,7 +79,25 @@ Flags:
 	latency := flag.Bool("latency", true, "measure latency (false: only the large-body memory run)")
 	bodies := flag.String("bodies", "100x7000000", "concurrent requests x body bytes sent to the local server process, whose peak RSS is measured (empty: skip)")
 	bodyEnv := flag.String("bodies-env", "", "space-separated NAME=VALUE settings for that server, e.g. SECUREAI_MAX_INFLIGHT_BODY_BYTES=134217728")
+	cloud := flag.Bool("cloud", false, "run the cloud-path benchmark (the built openai-chat Lambda under the emulator against moto behind a delay proxy) instead")
+	cloudDelays := flag.String("cloud-delays", "0,10ms", "-cloud: comma-separated delays injected before every AWS call (at least two, for the slope)")
+	cloudWarm := flag.Int("cloud-n", 40, "-cloud: measured warm invocations per delay and mode")
+	cloudCold := flag.Int("cloud-cold", 3, "-cloud: cold samples (a fresh emulator each) per delay and mode")
+	cloudFailover := flag.Bool("cloud-failover", true, "-cloud: also measure a failover chain (first model's upstream answers 500)")
 	flag.Parse()
+
+	if *cloud {
+		printMachine()
+		delays, err := cloudbench.ParseDelays(*cloudDelays)
+		if err != nil || *cloudWarm <= 0 || *cloudCold <= 0 {
+			fail(fmt.Errorf("-cloud-delays %q, -cloud-n %d, -cloud-cold %d: %v", *cloudDelays, *cloudWarm, *cloudCold, err))
+		}
+		cfg := cloudbench.Config{Delays: delays, Warm: *cloudWarm, Cold: *cloudCold, Failover: *cloudFailover}
+		if _, err := cloudbench.Bench(context.Background(), os.Stdout, cfg); err != nil {
+			fail(err)
+		}
+		return
+	}
 
 	if *bodies != "" {
 		defer measureBodies(*bodies, strings.Fields(*bodyEnv))()

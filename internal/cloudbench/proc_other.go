@@ -1,0 +1,9 @@
+//go:build !unix
+
+package cloudbench
+
+import "os/exec"
+
+func setProcessGroup(*exec.Cmd) {}
+
+func signalGroup(cmd *exec.Cmd, _ bool) { _ = cmd.Process.Kill() }
