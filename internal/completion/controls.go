@@ -31,6 +31,9 @@ type Controls struct {
 	Ledger interface {
 		Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error)
 		Settle(ctx context.Context, r *billing.Reservation, bill *billing.Bill, rec *receipt.Record) error
+		// Prefetch starts reading what Admit will need, so the read runs beside the checks
+		// before it; it never blocks.
+		Prefetch(ctx context.Context, key *apikey.Key)
 	}
 	// Breakers refuse a contained key or user, before the chain and before each attempt, and
 	// count policy violations toward opening on their own.
@@ -68,6 +71,9 @@ type attemptRecord struct {
 // whole chain, nothing sent).
 func (c *Call) check(ctx context.Context) error {
 	ctl := &c.svc.Controls
+	if ctl.Ledger != nil {
+		ctl.Ledger.Prefetch(ctx, c.key)
+	}
 	if ctl.Breakers != nil {
 		if err := ctl.Breakers.Check(ctx, c.key); err != nil {
 			return err

@@ -3,11 +3,14 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/ledger"
@@ -35,5 +38,55 @@ func TestWithoutBillingOnlyTheWindowsCount(t *testing.T) {
 	}
 	if err := l.Settle(ctx, nil, nil, nil); err != nil {
 		t.Errorf("settling nothing: %v", err)
+	}
+}
+
+// gatedUsers is a user store whose reads wait at a gate and are counted.
+type gatedUsers struct {
+	*boltstore.Store
+	started chan struct{} // one value per read begun
+	gate    chan struct{} // closed: reads go on
+	reads   atomic.Int32
+}
+
+func (g *gatedUsers) User(ctx context.Context, id string) (*billing.User, error) {
+	g.reads.Add(1)
+	g.started <- struct{}{}
+	<-g.gate
+	return g.Store.User(ctx, id)
+}
+
+// A prefetched user is read once: Admit waits for the read the prefetch began instead of making
+// its own (a cold function's user read runs beside its breaker check, not after it).
+func TestAdmitWaitsForThePrefetchedRead(t *testing.T) {
+	ctx := context.Background()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	if err := s.CreateUser(ctx, billing.NewUser("u", billing.DefaultUser, now)); err != nil {
+		t.Fatal(err)
+	}
+	users := &gatedUsers{Store: s, started: make(chan struct{}, 4), gate: make(chan struct{})}
+	counts := limits.NewMemory()
+	l := &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: users, Receipts: s}, Limits: true, Biller: &billing.Biller{Store: users}}
+	key := &apikey.Key{ID: "k", UserID: "u"}
+
+	l.Prefetch(ctx, key)
+	<-users.started // the prefetch's read is under way (and held)
+	l.Prefetch(ctx, key)
+	admitted := make(chan error, 1)
+	go func() {
+		_, err := l.Admit(ctx, key, []*catalog.Model{{Name: "a/m", Points: 1}}, billing.Estimate{}, now)
+		admitted <- err
+	}()
+	close(users.gate)
+	if err := <-admitted; err != nil {
+		t.Fatal(err)
+	}
+	if n := users.reads.Load(); n != 1 {
+		t.Errorf("the user was read %d times, want once (the prefetch's read, shared)", n)
 	}
 }
