@@ -149,7 +149,7 @@ func TestAFailedChainReleasesItsReservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Release(ctx); err != nil {
+	if err := r.Close(ctx, billing.Bill{}, b.Store.Charge); err != nil {
 		t.Fatal(err)
 	}
 	if got := stored(t, b).PointsUsed; got != 0 {
@@ -170,7 +170,7 @@ func TestSettleOrReleaseTakesEffectOnce(t *testing.T) {
 	if _, err := r.Settle(ctx, dear, nil); !errors.Is(err, billing.ErrClosed) {
 		t.Errorf("second Settle = %v, want ErrClosed", err)
 	}
-	if err := r.Release(ctx); !errors.Is(err, billing.ErrClosed) {
+	if err := r.Close(ctx, billing.Bill{}, b.Store.Charge); !errors.Is(err, billing.ErrClosed) {
 		t.Errorf("Release after Settle = %v, want ErrClosed", err)
 	}
 	if got := stored(t, b).PointsUsed; got != 5 {

@@ -112,8 +112,8 @@ func (b *Biller) Current(u *User) bool {
 	return !u.PeriodStart.Before(PeriodStart(u.RenewalDay, b.now()))
 }
 
-// Reservation is the cost held for one request between Reserve and Settle or Release. Exactly
-// one of Settle and Release takes effect, once; later calls return ErrClosed.
+// Reservation is the cost held for one request between Reserve and Settle or Close. Exactly
+// one of Settle and Close takes effect, once; later calls return ErrClosed.
 type Reservation struct {
 	// UserID is the billed user.
 	UserID string
@@ -132,7 +132,7 @@ type Reservation struct {
 	closed   bool
 }
 
-// ErrClosed is a second Settle or Release of a reservation.
+// ErrClosed is a second Settle or Close of a reservation (a zero Bill releases it).
 var ErrClosed = errors.New("billing: reservation already settled or released")
 
 // Reserve holds the most expensive cost of chain for the key's user, atomically, before the
@@ -332,11 +332,6 @@ func (r *Reservation) Bill(served *catalog.Model, usage *Usage) Bill {
 		bill.Points = Points(served)
 	}
 	return bill
-}
-
-// Release gives a chain that served nothing its reservation back.
-func (r *Reservation) Release(ctx context.Context) error {
-	return r.Close(ctx, Bill{}, r.biller.Store.Charge)
 }
 
 // Close turns what the reservation holds into bill's points and micros (a zero Bill releases it),

@@ -3,7 +3,7 @@
 // reservation that makes "never spend more than you have" exact under concurrency: before the
 // first attempt the chain's most expensive cost is reserved atomically, after the request the
 // served model's real cost replaces it (Settle), and a chain that served nothing gives it back
-// (Release). Only the model that served is billed; failed attempts cost nothing.
+// (Close with a zero Bill). Only the model that served is billed; failed attempts cost nothing.
 //
 // Money is kept in integer micro-dollars: catalog prices are USD per million tokens, which is
 // exactly micro-dollars per token, and integers add atomically in DynamoDB without rounding drift.

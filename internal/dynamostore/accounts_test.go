@@ -2,6 +2,7 @@ package dynamostore_test
 
 import (
 	"context"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
-	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/storetest"
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
@@ -24,7 +24,7 @@ import (
 
 func TestCounterContract(t *testing.T) {
 	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
-	storetest.RunCounter(t, func(t *testing.T) limits.Counter { return newAccountsStore(t, client) })
+	storetest.RunCounter(t, func(t *testing.T) storetest.Counter { return newAccountsStore(t, client) })
 }
 
 // newAccountsStore gives each test its own key, limits and users tables.
@@ -82,7 +82,8 @@ func TestStoreCallsPerRequest(t *testing.T) {
 	key := &apikey.Key{ID: "k1", UserID: "u1"}
 	count.take()
 
-	if err := (&limits.Limiter{Counter: s}).Admit(ctx, key, time.Now()); err != nil {
+	counted := &ledger.Ledger{Store: s, Limits: true} // a deployment that bills nothing
+	if _, err := counted.Admit(ctx, key, nil, billing.Estimate{}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if ops := count.take(); !slices.Equal(ops, []string{"TransactWriteItems"}) {
@@ -90,7 +91,7 @@ func TestStoreCallsPerRequest(t *testing.T) {
 	}
 	full := &apikey.Key{ID: "k2", UserID: "u1", DailyLimit: 1}
 	for range 2 {
-		_ = (&limits.Limiter{Counter: s}).Admit(ctx, full, time.Now())
+		_, _ = counted.Admit(ctx, full, nil, billing.Estimate{}, time.Now())
 	}
 	if ops := count.take(); !slices.Equal(ops, []string{"TransactWriteItems", "TransactWriteItems"}) {
 		t.Errorf("an admitted and a refused Admit made %v, want one TransactWriteItems each (the refusal names its window)", ops)

@@ -12,16 +12,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/limits"
 )
 
-// TakeRequest implements limits.Counter with ONE TransactWriteItems and no read before it: one
-// Update per window, `ADD #c :one` under `attribute_not_exists(#c) OR #c < :limit`. Either every
-// window counts the request or none does, fleet-wide. Cost: a transactional write is two write
-// units per item (≤ 1 KB), so an admitted request costs 8 WCU for its four windows; a refused one
-// is cancelled, which DynamoDB also bills (up to the same 8). The window start is in the item key
-// and the TTL attribute is the window's end plus a day, so old windows need no reset and vanish.
-// A completion is counted by Admit instead, in the same transaction as its reservation.
-func (s *Store) TakeRequest(ctx context.Context, keyID string, ws []limits.Window, _ time.Time) (int, error) {
-	return s.Admit(ctx, keyID, ws, "", nil)
-}
+// A request is counted in its windows by Admit (ledger.go), in ONE TransactWriteItems with no read
+// before it: one Update per window, `ADD #c :one` under `attribute_not_exists(#c) OR #c < :limit`
+// (windowUpdates). Either every window counts the request or none does, fleet-wide. Cost: a
+// transactional write is two write units per item (≤ 1 KB), so the four windows cost 8 WCU; a
+// refused one is cancelled, which DynamoDB also bills. The window start is in the item key and
+// the TTL attribute is the window's end plus a day, so old windows need no reset and vanish.
 
 // windowUpdates are the transaction items that count one request for keyID in every window of ws.
 func (s *Store) windowUpdates(keyID string, ws []limits.Window) []types.TransactWriteItem {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -378,7 +379,8 @@ func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := e.h.Limits.Admit(context.Background(), k, now); err != nil {
+		counted := &ledger.Ledger{Store: ledger.Local{Counter: e.h.Limits.Counter.(*limits.Memory)}, Limits: true}
+		if _, err := counted.Admit(context.Background(), k, nil, billing.Estimate{}, now); err != nil {
 			t.Fatal(err)
 		}
 	}

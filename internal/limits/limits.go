@@ -1,9 +1,10 @@
 // Package limits enforces a key's request limits: requests per minute, hour, day and month, each a
 // fixed calendar window in UTC. A request is counted in every window at once and only if every
 // window has room, so a refused request costs the caller nothing and counts stay exact under any
-// concurrency. The counting itself is a Counter: Memory for the single local process (persisted to
-// the embedded store), the DynamoDB store in the cloud (one transaction, fleet-wide). A completion
-// is counted by internal/ledger, in the same atomic step that holds its reservation.
+// concurrency. This package holds the windows, their refusal (Refuse) and the counts a key's
+// usage shows (Limiter, over a Counter); a request is counted by internal/ledger, in the same
+// atomic step that holds its reservation: under Memory's lock for the single local process
+// (persisted to the embedded store), in one DynamoDB transaction in the cloud (fleet-wide).
 package limits
 
 import (
@@ -104,22 +105,19 @@ func Windows(key *apikey.Key, now time.Time) []Window {
 	return ws
 }
 
-// Counter counts requests per window, atomically across windows.
+// Counter reads the requests counted per window. Requests are counted by a completion's
+// admission (internal/ledger), in the same atomic write as its reservation.
 type Counter interface {
-	// TakeRequest counts one request for keyID in every window if each window's count is below
-	// its limit, and returns -1. Otherwise it counts nothing and returns the index in ws of a
-	// full window (the first one it knows to be full).
-	TakeRequest(ctx context.Context, keyID string, ws []Window, now time.Time) (full int, err error)
 	// RequestCounts returns each window's count, 0 for a window never counted.
 	RequestCounts(ctx context.Context, keyID string, ws []Window) ([]int, error)
 }
 
-// Limiter applies keys' limits through a Counter.
+// Limiter reports keys' limits through a Counter.
 type Limiter struct {
 	Counter Counter
 }
 
-// Exceeded is the cause inside Admit's *fault.Error: which window is full and when it resets.
+// Exceeded is the cause inside Refuse's *fault.Error: which window is full and when it resets.
 // Surfaces read it with errors.As for the body's reset_time.
 type Exceeded struct {
 	Period    Period
@@ -129,15 +127,6 @@ type Exceeded struct {
 
 func (e *Exceeded) Error() string {
 	return fmt.Sprintf("limits: %d requests per %s reached until %s", e.Limit, e.Period, e.ResetTime.Format(time.RFC3339))
-}
-
-// Admit counts the request in every window of the key, or refuses it with Refuse's error and
-// counts nothing. Whether the key is usable (revoked, expired) is the caller's question, asked
-// before.
-func (l *Limiter) Admit(ctx context.Context, key *apikey.Key, now time.Time) error {
-	ws := Windows(key, now)
-	full, err := l.Counter.TakeRequest(ctx, key.ID, ws, now)
-	return Refuse(ws, full, err, now)
 }
 
 // Refuse is a counter's answer as the caller sees it: nil for an admitted request (full < 0), a

@@ -3,6 +3,8 @@ package limits_test
 import (
 	"context"
 	"errors"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 	"log/slog"
 	"testing"
 	"time"
@@ -14,7 +16,19 @@ import (
 )
 
 func TestMemoryCounterContract(t *testing.T) {
-	storetest.RunCounter(t, func(*testing.T) limits.Counter { return limits.NewMemory() })
+	storetest.RunCounter(t, func(*testing.T) storetest.Counter {
+		m := limits.NewMemory()
+		return struct {
+			ledger.Local
+			*limits.Memory
+		}{ledger.Local{Counter: m}, m}
+	})
+}
+
+// admit counts a request as a completion's admission does in a deployment that bills nothing.
+func admit(m *limits.Memory, k *apikey.Key, now time.Time) error {
+	_, err := (&ledger.Ledger{Store: ledger.Local{Counter: m}, Limits: true}).Admit(context.Background(), k, nil, billing.Estimate{}, now)
+	return err
 }
 
 func TestWindowsAreUTCCalendarWindows(t *testing.T) {
@@ -56,11 +70,11 @@ func TestAdmitRefusalIsTheContractsRateLimit(t *testing.T) {
 			"Rate limit exceeded: too many requests per month", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), 31*24*time.Hour - 10*time.Hour - 15*time.Minute - 30*time.Second, limits.Month},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := limits.Limiter{Counter: limits.NewMemory()}
-			if err := l.Admit(context.Background(), &tc.key, now); err != nil {
+			m := limits.NewMemory()
+			if err := admit(m, &tc.key, now); err != nil {
 				t.Fatalf("first request: %v", err)
 			}
-			err := l.Admit(context.Background(), &tc.key, now)
+			err := admit(m, &tc.key, now)
 			var fe *fault.Error
 			if !errors.As(err, &fe) || fe.K != fault.RateLimited || fe.Title != tc.title || fe.RetryAfter != tc.retry {
 				t.Fatalf("second request: %#v, want RateLimited %q retry %v", err, tc.title, tc.retry)
@@ -75,10 +89,11 @@ func TestAdmitRefusalIsTheContractsRateLimit(t *testing.T) {
 
 func TestUsageReportsCountsAndResets(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
-	l := limits.Limiter{Counter: limits.NewMemory()}
+	m := limits.NewMemory()
+	l := limits.Limiter{Counter: m}
 	k := &apikey.Key{ID: "k", DailyLimit: 5}
 	for range 2 {
-		if err := l.Admit(context.Background(), k, now); err != nil {
+		if err := admit(m, k, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,9 +122,8 @@ func TestRestartKeepsOpenWindowsCounts(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
 	k := &apikey.Key{ID: "k"}
 	before := limits.NewMemory()
-	l := limits.Limiter{Counter: before}
 	for range 3 {
-		if err := l.Admit(context.Background(), k, now); err != nil {
+		if err := admit(before, k, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,12 +153,12 @@ func TestRestartKeepsOpenWindowsCounts(t *testing.T) {
 }
 
 func BenchmarkMemoryAdmit(b *testing.B) {
-	l := limits.Limiter{Counter: limits.NewMemory()}
+	m := limits.NewMemory()
 	k := &apikey.Key{ID: "k", RateLimit: apikey.RateLimit{RequestsPerMinute: apikey.MaxPerMinute, RequestsPerHour: apikey.MaxPerHour}, DailyLimit: 1 << 30, MonthlyLimit: 1 << 30}
 	now := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			_ = l.Admit(context.Background(), k, now)
+			_ = admit(m, k, now)
 		}
 	})
 }
@@ -152,7 +166,7 @@ func BenchmarkMemoryAdmit(b *testing.B) {
 func TestPersistEverySavesAgainAtShutdown(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
 	m := limits.NewMemory()
-	if err := (&limits.Limiter{Counter: m}).Admit(context.Background(), &apikey.Key{ID: "k"}, now); err != nil {
+	if err := admit(m, &apikey.Key{ID: "k"}, now); err != nil {
 		t.Fatal(err)
 	}
 	var p fakePersister

@@ -34,11 +34,6 @@ type count struct {
 // NewMemory returns an empty counter.
 func NewMemory() *Memory { return &Memory{counts: make(map[slot]count)} }
 
-// TakeRequest implements Counter.
-func (m *Memory) TakeRequest(ctx context.Context, keyID string, ws []Window, _ time.Time) (int, error) {
-	return m.TakeRequestWith(ctx, keyID, ws, nil)
-}
-
 // TakeRequestWith counts one request like TakeRequest, but only if with (when not nil) succeeds:
 // it runs under the counter's lock once every window is known to have room, and its error is
 // returned with nothing counted. The local ledger charges a request's reservation there, so the

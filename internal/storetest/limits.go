@@ -1,6 +1,7 @@
 package storetest
 
-// The request-counter contract (limits.Counter).
+// The request-counter contract: requests admitted with no charge (ledger.Store.Admit), counted
+// per window (limits.Counter).
 
 import (
 	"context"
@@ -11,15 +12,23 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/limits"
 )
 
+// Counter is what the counter contract exercises: a store that admits requests and reads back
+// their counts.
+type Counter interface {
+	Admit(ctx context.Context, keyID string, ws []limits.Window, userID string, c *billing.Charge) (full int, err error)
+	limits.Counter
+}
+
 // RunCounter runs the counter contract. newCounter must return an empty counter isolated from
 // every other call's, and register its own cleanup.
-func RunCounter(t *testing.T, newCounter func(t *testing.T) limits.Counter) {
+func RunCounter(t *testing.T, newCounter func(t *testing.T) Counter) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, c limits.Counter)
+		run  func(t *testing.T, c Counter)
 	}{
 		{"a window admits up to its limit, then refuses", counterUpToLimit},
 		{"a refused request is counted in no window", counterRefusedNotCounted},
@@ -41,11 +50,11 @@ func counterWindows(now time.Time, perMinute, perHour int) []limits.Window {
 	return limits.Windows(&apikey.Key{RateLimit: apikey.RateLimit{RequestsPerMinute: perMinute, RequestsPerHour: perHour}}, now)
 }
 
-func mustTake(t *testing.T, c limits.Counter, keyID string, ws []limits.Window) int {
+func mustTake(t *testing.T, c Counter, keyID string, ws []limits.Window) int {
 	t.Helper()
-	full, err := c.TakeRequest(context.Background(), keyID, ws, counterNow)
+	full, err := c.Admit(context.Background(), keyID, ws, "", nil)
 	if err != nil {
-		t.Fatalf("TakeRequest: %v", err)
+		t.Fatalf("Admit: %v", err)
 	}
 	return full
 }
@@ -59,7 +68,7 @@ func mustCounts(t *testing.T, c limits.Counter, keyID string, ws []limits.Window
 	return n
 }
 
-func counterUpToLimit(t *testing.T, c limits.Counter) {
+func counterUpToLimit(t *testing.T, c Counter) {
 	ws := counterWindows(counterNow, 3, 100)
 	for i := range 3 {
 		if full := mustTake(t, c, "k1", ws); full != -1 {
@@ -74,7 +83,7 @@ func counterUpToLimit(t *testing.T, c limits.Counter) {
 	}
 }
 
-func counterRefusedNotCounted(t *testing.T, c limits.Counter) {
+func counterRefusedNotCounted(t *testing.T, c Counter) {
 	// The hour is the tight one: the minute has room but must not count the refused request.
 	ws := counterWindows(counterNow, 10, 2)
 	mustTake(t, c, "k1", ws)
@@ -89,7 +98,7 @@ func counterRefusedNotCounted(t *testing.T, c limits.Counter) {
 	}
 }
 
-func counterNamesFullWindow(t *testing.T, c limits.Counter) {
+func counterNamesFullWindow(t *testing.T, c Counter) {
 	ws := limits.Windows(&apikey.Key{DailyLimit: 1}, counterNow)
 	mustTake(t, c, "k1", ws)
 	if full := mustTake(t, c, "k1", ws); full != int(limits.Day) {
@@ -97,7 +106,7 @@ func counterNamesFullWindow(t *testing.T, c limits.Counter) {
 	}
 }
 
-func counterNewWindow(t *testing.T, c limits.Counter) {
+func counterNewWindow(t *testing.T, c Counter) {
 	ws := counterWindows(counterNow, 1, 100)
 	mustTake(t, c, "k1", ws)
 	if full := mustTake(t, c, "k1", ws); full != 0 {
@@ -112,7 +121,7 @@ func counterNewWindow(t *testing.T, c limits.Counter) {
 	}
 }
 
-func counterKeysApart(t *testing.T, c limits.Counter) {
+func counterKeysApart(t *testing.T, c Counter) {
 	ws := counterWindows(counterNow, 1, 100)
 	if mustTake(t, c, "k1", ws) != -1 || mustTake(t, c, "k2", ws) != -1 {
 		t.Fatal("the first request of each key was refused")
@@ -122,15 +131,15 @@ func counterKeysApart(t *testing.T, c limits.Counter) {
 	}
 }
 
-func counterConcurrent(t *testing.T, c limits.Counter) {
+func counterConcurrent(t *testing.T, c Counter) {
 	ws := limits.Windows(&apikey.Key{}, counterNow) // the defaults: 60 per minute
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	for range 200 {
 		wg.Go(func() {
-			full, err := c.TakeRequest(context.Background(), "k1", ws, counterNow)
+			full, err := c.Admit(context.Background(), "k1", ws, "", nil)
 			if err != nil {
-				t.Errorf("TakeRequest: %v", err)
+				t.Errorf("Admit: %v", err)
 			}
 			if full == -1 {
 				admitted.Add(1)
