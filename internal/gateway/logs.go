@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
@@ -31,8 +32,9 @@ func (l logObserver) Finished(ctx context.Context, o completion.Outcome) {
 		attempts = 1 // a single-model request has no report
 	}
 	httpapi.NoteCompletion(ctx, keyID(o.Key), o.Served, attempts)
-	for _, err := range []error{o.BillingErr, o.ReceiptErr} {
-		if err != nil {
+	for i, err := range []error{o.BillingErr, o.ReceiptErr} {
+		// The settlement and the receipt are one write: its failure is both errors, logged once.
+		if err != nil && (i == 0 || !errors.Is(err, o.BillingErr)) {
 			l.log.ErrorContext(ctx, "recording a served request failed", "request_id", o.RequestID, "err", err)
 		}
 	}
