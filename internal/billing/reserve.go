@@ -251,7 +251,7 @@ func storeErr(err error) error {
 
 // Unavailable is the refusal of a request whose billing store failed (err).
 func Unavailable(err error) error {
-	return fault.New(fault.Unavailable, "Service unavailable", "The billing store cannot be reached; try again").Wrap(err)
+	return fault.Dependency("the billing store", "The billing store cannot be reached; try again", err)
 }
 
 // Quote is what a request would reserve, for a dry run (POST /policy-check's quota check).

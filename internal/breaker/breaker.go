@@ -185,7 +185,7 @@ func subjects(k *apikey.Key) []Subject {
 func (b *Breakers) Check(ctx context.Context, k *apikey.Key) error {
 	all, err := b.cache.Get(ctx, subjects(k)...)
 	if err != nil {
-		return fault.New(fault.Unavailable, "Service unavailable", "circuit breakers cannot be read now").Wrap(err)
+		return fault.Dependency("the circuit breaker store", "circuit breakers cannot be read now", err)
 	}
 	now := b.cfg.Now()
 	for _, c := range all {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 var (
@@ -28,6 +29,27 @@ func (e *OpError) Error() string {
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
+
+// misconfigured are the DynamoDB errors that blame the deployment: no retry mends them.
+var misconfigured = map[string]string{
+	"AccessDeniedException":               "the function's role lacks dynamodb:%s on table %s",
+	"UnrecognizedClientException":         "DynamoDB refused the function's credentials (%s on table %s)",
+	"MissingAuthenticationTokenException": "DynamoDB received no credentials (%s on table %s)",
+	"ResourceNotFoundException":           "%s found no table %s: check the function's SECUREAI_TABLE_* setting",
+}
+
+// Fix implements fault.Misconfiguration: what to change when DynamoDB refused the call for a
+// reason of the deployment's, "" otherwise.
+func (e *OpError) Fix() string {
+	var api smithy.APIError
+	if !errors.As(e.Err, &api) {
+		return ""
+	}
+	if f, ok := misconfigured[api.ErrorCode()]; ok {
+		return fmt.Sprintf(f, e.Op, e.Table)
+	}
+	return ""
+}
 
 // ConditionFailed reports whether err (possibly wrapped) is DynamoDB rejecting a write because its
 // condition expression did not hold. Callers map it to a domain error (ErrExists, ErrConflict…).

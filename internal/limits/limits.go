@@ -135,7 +135,7 @@ func (e *Exceeded) Error() string {
 // until the window resets, cause *Exceeded).
 func Refuse(ws []Window, full int, err error, now time.Time) error {
 	if err != nil {
-		return fault.New(fault.Unavailable, "Service unavailable", "The request limit store cannot be reached; try again").Wrap(err)
+		return fault.Dependency("the request limit store", "The request limit store cannot be reached; try again", err)
 	}
 	if full < 0 {
 		return nil

@@ -69,7 +69,7 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.Fail(w, r, fault.New(fault.Unavailable, "Service unavailable", "the receipt store cannot be read now").Wrap(err))
+		h.Fail(w, r, fault.Dependency("the receipt store", "the receipt store cannot be read now", err))
 		return
 	}
 	var payload []byte
