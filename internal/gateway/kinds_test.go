@@ -27,6 +27,16 @@ func TestEveryKindOnBothSurfaces(t *testing.T) {
 		fault.Interrupted: 502, fault.UpstreamAuth: 502, fault.ModelUnavailable: 503, fault.CircuitOpen: 503,
 		fault.Unavailable: 503, fault.NotImplemented: 501, fault.Canceled: 499,
 	}
+	// SPEC 11's x-should-retry on /v1: "false" where a retry cannot help, "true" where it can
+	// (every kind here says when: Retry-After 1.5 s), none for an unexpected failure or a kind
+	// that is never sent as a status.
+	shouldRetry := map[fault.Kind]string{
+		fault.InvalidRequest: "false", fault.Unauthenticated: "false", fault.Forbidden: "false", fault.NotFound: "false",
+		fault.MethodNotAllowed: "false", fault.Unprocessable: "false", fault.TooLarge: "false", fault.QuotaExceeded: "false",
+		fault.UpstreamRejected: "false", fault.UpstreamAuth: "false", fault.ModelUnavailable: "false", fault.NotImplemented: "false",
+		fault.Conflict: "true", fault.RequestTimeout: "true", fault.RateLimited: "true", fault.ChainRateLimited: "true",
+		fault.ChainExhausted: "true", fault.Unavailable: "true", fault.CircuitOpen: "true",
+	}
 	attempts := []chain.Attempt{{Model: "a/x", Status: chain.Failed, Reason: chain.ServerError, LatencyMS: 3}}
 	for _, k := range fault.Kinds() {
 		want, ok := spec[k]
@@ -51,6 +61,9 @@ func TestEveryKindOnBothSurfaces(t *testing.T) {
 				} `json:"error"`
 			}
 			check(t, rec, want, &body)
+			if got, want := rec.Header().Get("X-Should-Retry"), shouldRetry[k]; got != want {
+				t.Errorf("x-should-retry %q, want %q", got, want)
+			}
 			if body.Error.Message != "what went wrong" || body.Error.Type == "" || body.Error.Code == nil || *body.Error.Code != "some_code" || len(body.Error.Attempts) != 1 {
 				t.Errorf("OpenAI envelope = %s", rec.Body)
 			}
@@ -70,6 +83,16 @@ func TestEveryKindOnBothSurfaces(t *testing.T) {
 				t.Errorf("classic envelope = %s", rec.Body)
 			}
 		})
+	}
+}
+
+// A configuration error (a role that lacks a permission) tells OpenAI's SDKs not to retry.
+func TestAConfigurationErrorIsNotRetried(t *testing.T) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/", nil)
+	openaiapi.Render(rec, req, fault.New(fault.Internal, "Configuration error", "misconfigured").WithCode(fault.CodeConfiguration))
+	if rec.Code != 500 || rec.Header().Get("X-Should-Retry") != "false" {
+		t.Errorf("status %d, x-should-retry %q; want 500 and false", rec.Code, rec.Header().Get("X-Should-Retry"))
 	}
 }
 

@@ -48,6 +48,34 @@ func Status(e *fault.Error) int {
 	return http.StatusInternalServerError
 }
 
+// retry is SPEC 11's x-should-retry of every kind that can be sent: whether a retry of the same
+// request can help. A kind left out (an unexpected internal error, an open circuit without a
+// reset time) sends no header, and the client's own rules apply.
+var retry = map[fault.Kind]bool{
+	fault.InvalidRequest: false, fault.Unauthenticated: false, fault.Forbidden: false, fault.NotFound: false,
+	fault.MethodNotAllowed: false, fault.Unprocessable: false, fault.TooLarge: false, fault.QuotaExceeded: false,
+	fault.UpstreamRejected: false, fault.UpstreamAuth: false, fault.ModelUnavailable: false, fault.NotImplemented: false,
+	fault.Conflict: true, fault.RequestTimeout: true, fault.RateLimited: true, fault.ChainRateLimited: true,
+	fault.ChainExhausted: true, fault.Unavailable: true,
+}
+
+// ShouldRetry is the x-should-retry header OpenAI's SDKs read before their own retry rules (SPEC
+// 11): "false" where a retry cannot help (validation, configuration, missing credentials),
+// "true" where it can (limits, outages: with Retry-After when e says when), "" to send none.
+func ShouldRetry(e *fault.Error) string {
+	switch {
+	case e.K == fault.Internal && e.Code == fault.CodeConfiguration:
+		return "false"
+	case e.K == fault.CircuitOpen && e.RetryAfter > 0:
+		return "true" // a breaker that closes at a known time
+	}
+	r, ok := retry[e.K]
+	if !ok {
+		return ""
+	}
+	return strconv.FormatBool(r)
+}
+
 // WriteError writes body as the error answer for e: its status, Retry-After when e says when to
 // come back, and one log line for a failure on the gateway's side (5xx other than an exhausted
 // chain, which is the providers' failure and already in the answer).

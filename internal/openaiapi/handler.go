@@ -207,6 +207,9 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	if a := chain.AttemptsOf(err); len(a) > 0 {
 		e["attempts"] = a
 	}
+	if v := httpapi.ShouldRetry(f); v != "" {
+		w.Header().Set("X-Should-Retry", v)
+	}
 	httpapi.WriteError(w, r, f, map[string]any{"error": e})
 }
 
