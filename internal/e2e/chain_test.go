@@ -61,7 +61,7 @@ func TestChainOverHTTP(t *testing.T) {
 		{name: "allowedModels-403-before-any-call", key: func(k *apikey.Key) { k.AllowedModels = []string{"fake/ok"} },
 			body: `{"models":["fake/ok","fake/error-500"],` + msgs + `}`, status: 403, code: "model_not_allowed", param: "model", msg: "fake/error-500",
 			zero: []string{"ok", "error-500"}},
-		{name: "unknown-model-400", body: `{"models":["fake/ok","nope/nope"],` + msgs + `}`, status: 400, code: "model_not_found", param: "model", msg: "nope/nope", zero: []string{"ok"}},
+		{name: "unknown-model-404-as-openai-answers", body: `{"models":["fake/ok","nope/nope"],` + msgs + `}`, status: 404, code: "model_not_found", param: "model", msg: "nope/nope", zero: []string{"ok"}},
 		{name: "missing-messages", body: `{"model":"fake/ok"}`, status: 400, param: "messages", zero: []string{"ok"}},
 		{name: "empty-messages", body: `{"model":"fake/ok","messages":[]}`, status: 400, param: "messages"},
 		{name: "stream-not-bool", body: `{"model":"fake/ok","stream":"yes",` + msgs + `}`, status: 400, param: "stream"},

@@ -32,7 +32,12 @@ func policyCheck(d Deps, svc *completion.Service) http.Handler {
 			return
 		}
 		in, invalid := chatInput(body)
-		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), classicapi.Describe))
+		// Each check's status is what the body's own surface would answer.
+		describe := classicapi.Describe
+		if in.Surface == openaiapi.Surface {
+			describe = openaiapi.Describe
+		}
+		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), describe))
 	}
 	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h), policyCheckRoutes...)
 }

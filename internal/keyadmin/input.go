@@ -105,6 +105,13 @@ func (s *Service) validate(in KeyInput, now time.Time) (validated, error) {
 	if in.ExpiresAt.Set && !in.ExpiresAt.Null && !in.ExpiresAt.V.After(now) {
 		return v, fault.Invalid("expiresAt", "expiresAt must be in the future (revoke a key to stop it now)")
 	}
+	// An empty list would read as "none" to one reader and "every" to another: SPEC 7 refuses it.
+	if in.AllowedModels.Set && !in.AllowedModels.Null && len(in.AllowedModels.V) == 0 {
+		return v, fault.Invalid("allowedModels", "allowedModels is empty: list the models the key may use, or send null to allow every model")
+	}
+	if p := in.AllowedSMLTPPolicies; p.Set && !p.Null && len(p.V) == 0 {
+		return v, fault.Invalid("allowedSMLTPPolicies", "allowedSMLTPPolicies is empty: list the policies the key may use, or send null for the defaults (public, internal)")
+	}
 	if in.AllowedModels.Set && !in.AllowedModels.Null {
 		for i, m := range in.AllowedModels.V {
 			if !s.modelExists(m) {

@@ -183,6 +183,9 @@ func TestEveryFieldIsValidatedNamingTheField(t *testing.T) {
 		{"requestsPerHour over 10000", `{"name":"a","rateLimit":{"requestsPerHour":10001}}`, "rateLimit.requestsPerHour"},
 		{"expiresAt in the past", `{"name":"a","expiresAt":"2020-01-01T00:00:00Z"}`, "expiresAt"},
 		{"allowedModels unknown", `{"name":"a","allowedModels":["openai/gpt-5-nano","acme/nope"]}`, "allowedModels[1]"},
+		// SPEC 7: an empty list is refused (null allows every model, or the default policies).
+		{"allowedModels empty", `{"name":"a","allowedModels":[]}`, "allowedModels"},
+		{"allowedSMLTPPolicies empty", `{"name":"a","allowedSMLTPPolicies":[]}`, "allowedSMLTPPolicies"},
 		{"allowedSMLTPPolicies empty name", `{"name":"a","allowedSMLTPPolicies":[""]}`, "allowedSMLTPPolicies[0]"},
 		{"userId with spaces", `{"name":"a","userId":"a b"}`, "userId"},
 		{"failoverDefaults four models", `{"name":"a","failoverDefaults":{"models":["openai/gpt-5","openai/gpt-5-mini","openai/gpt-5-nano","openai/gpt-4.1"]}}`, "failoverDefaults.models"},

@@ -197,7 +197,7 @@ var types = [...]string{
 
 // Render writes err in the OpenAI error envelope; the attempts ride along when a chain ran.
 func Render(w http.ResponseWriter, r *http.Request, err error) {
-	f := fault.From(err)
+	f := describe(err)
 	typ := f.Type
 	if typ == "" && int(f.K) < len(types) {
 		typ = types[f.K]
@@ -211,6 +211,25 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("X-Should-Retry", v)
 	}
 	httpapi.WriteError(w, r, f, map[string]any{"error": e})
+}
+
+// describe is what this surface says of err: fault.From's answer, except that an unknown model
+// is a 404, as OpenAI answers it (its SDKs raise NotFoundError); the classic surface keeps its 400.
+func describe(err error) *fault.Error {
+	f := fault.From(err)
+	if f.K == fault.InvalidRequest && f.Code == "model_not_found" {
+		nf := *f
+		nf.K = fault.NotFound
+		return &nf
+	}
+	return f
+}
+
+// Describe is what this surface would answer for err: its status, title and message (for
+// POST /policy-check's checks of an OpenAI-shaped body).
+func Describe(err error) (status int, title, message string) {
+	f := describe(err)
+	return httpapi.Status(f), f.Title, fault.Clip(f.Message, fault.MaxMessage)
 }
 
 // model is one entry of the OpenAI models list.
