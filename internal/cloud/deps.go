@@ -52,7 +52,8 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	d := gateway.Deps{SkipUnhealthy: c.Config.SkipUnhealthy,
 		Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody,
 		HTTPClient: c.ProviderClient(), Engine: c.Engine(), Idempotency: c.Idempotency(),
-		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now},
+		// GatewayDeps runs once per instance: its limit windows are the instance's.
+		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}},
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
 	}

@@ -65,3 +65,36 @@ func TestALimitRefusalIsOneLimitReachedEvent(t *testing.T) {
 		t.Errorf("data = %+v", d)
 	}
 }
+
+// Issue 21 item 2: a key hammering a full limit emits one api:limit_reached per window, and the
+// next window's event counts the refusals that emitted none.
+func TestAFullWindowEmitsOneLimitEvent(t *testing.T) {
+	rec := &recorder{}
+	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
+	obs := emit.Observer{Publisher: rec, Now: func() time.Time { return now }, Limits: &emit.LimitWindows{}}
+	key := &apikey.Key{ID: "key_1"}
+	refuse := func(k *apikey.Key, reset time.Time) {
+		obs.Finished(context.Background(), completion.Outcome{Surface: "openai", Key: k, Kind: fault.RateLimited,
+			Err: fault.New(fault.RateLimited, "", "").Wrap(&limits.Exceeded{Period: limits.Minute, Limit: 60, ResetTime: reset})})
+	}
+	minute := now.Truncate(time.Minute).Add(time.Minute)
+	for range 2000 {
+		refuse(key, minute)
+	}
+	refuse(&apikey.Key{ID: "key_2"}, minute) // another key is its own
+	if len(rec.got) != 2 {
+		t.Fatalf("2000 refusals of one key and one of another published %d events, want 2", len(rec.got))
+	}
+	now = minute.Add(time.Second) // the next window
+	refuse(key, minute.Add(time.Minute))
+	if len(rec.got) != 3 {
+		t.Fatalf("the next window's first refusal published %d events in all, want 3", len(rec.got))
+	}
+	var d event.Limit
+	if err := json.Unmarshal(rec.got[2].Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Refusals != 2000 { // itself and the 1999 the first window emitted none for
+		t.Errorf("refusals = %d, want 2000", d.Refusals)
+	}
+}

@@ -21,6 +21,9 @@ import (
 type Observer struct {
 	Publisher event.Publisher
 	Now       func() time.Time
+	// Limits keeps a key's refusals by one limit to one api:limit_reached per window; nil: one
+	// per refused request.
+	Limits *LimitWindows
 }
 
 // FailedOver implements completion.Observer.
@@ -55,6 +58,13 @@ func (o Observer) Finished(ctx context.Context, out completion.Outcome) {
 		return
 	}
 	at := o.Now()
+	if o.Limits != nil && out.Key != nil {
+		emit, refusals := o.Limits.admit(out.Key.ID, l.Limit, l.ResetTime, at)
+		if !emit {
+			return
+		}
+		l.Refusals = refusals
+	}
 	l.Endpoint, l.Subject, l.Time = endpoints[out.Surface], Subject(ctx), at
 	o.Publisher.Publish(ctx, event.LimitReachedEvent(l, at))
 }

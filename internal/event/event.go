@@ -128,6 +128,9 @@ type Limit struct {
 	Max       int64     `json:"max,omitempty"`
 	ResetTime time.Time `json:"resetTime,omitzero"`
 	Endpoint  string    `json:"endpoint,omitempty"` // the route that was refused, e.g. "/v1/chat/completions"
+	// Refusals is how many refused requests this event stands for: itself and those of the same
+	// key and limit that emitted none since the last event (one per window is emitted).
+	Refusals int64 `json:"refusals,omitempty"`
 	Subject
 	Time time.Time `json:"time"`
 }

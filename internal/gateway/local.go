@@ -77,7 +77,7 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
 		Idempotency: store,
-		Observer:    emit.Observer{Publisher: events.Publisher, Now: time.Now},
+		Observer:    emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}},
 		Limits:      &limits.Limiter{Counter: counts},
 		Billing:     biller,
 		Ledger:      &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller},
