@@ -159,13 +159,13 @@ func Parse(p Params, now time.Time) (Query, error) {
 		APIKeyID: p.APIKeyID, Search: strings.ToLower(strings.TrimSpace(p.Search)), Limit: DefaultLimit}
 	var err error
 	if p.EndDate != "" {
-		if q.End, err = parseDate("endDate", p.EndDate, true); err != nil {
+		if q.End, err = parseDate("endDate", p.EndDate, true, now); err != nil {
 			return Query{}, err
 		}
 	}
 	q.Start = q.End.Add(-DefaultWindow)
 	if p.StartDate != "" {
-		if q.Start, err = parseDate("startDate", p.StartDate, false); err != nil {
+		if q.Start, err = parseDate("startDate", p.StartDate, false, now); err != nil {
 			return Query{}, err
 		}
 	}
@@ -195,17 +195,26 @@ func Parse(p Params, now time.Time) (Query, error) {
 	return q, nil
 }
 
+// The dates an audit query may name: no entry is older than the project, and none is kept past
+// its retention, so a date outside is a mistake (a year 9999 end made an empty 200).
+var earliestDate = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // parseDate accepts RFC 3339 or a date (YYYY-MM-DD); a date as an end means the end of that day.
-func parseDate(param, s string, end bool) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.Parse(time.DateOnly, s)
+// A date before 2000 or more than a retention past now is refused, naming param.
+func parseDate(param, s string, end bool, now time.Time) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fault.Invalid(param, fmt.Sprintf("%s %q is not a date (YYYY-MM-DD) or an RFC 3339 time", param, s))
+		if t, err = time.Parse(time.DateOnly, s); err != nil {
+			return time.Time{}, fault.Invalid(param, fmt.Sprintf("%s %q is not a date (YYYY-MM-DD) or an RFC 3339 time", param, s))
+		}
+		if end {
+			t = t.Add(24 * time.Hour)
+		}
 	}
-	if end {
-		t = t.Add(24 * time.Hour)
+	t = t.UTC()
+	if latest := now.Add(Retention); t.Before(earliestDate) || t.After(latest) {
+		return time.Time{}, fault.Invalid(param, fmt.Sprintf("%s %q is out of range: from %s to %s", param, s,
+			earliestDate.Format(time.DateOnly), latest.Format(time.DateOnly)))
 	}
 	return t, nil
 }

@@ -61,6 +61,14 @@ func TestParseDefaultsAndRefusals(t *testing.T) {
 	if _, err := audit.Parse(long, now); fault.KindOf(err) != fault.InvalidRequest {
 		t.Errorf("a range of almost two years: %v, want refused", err)
 	}
+	refusals := []struct {
+		param string
+		p     audit.Params
+	}{
+		// Out of range, naming the field (a year-9999 end was an empty 200).
+		{"endDate", audit.Params{EndDate: "9999-12-31"}},
+		{"startDate", audit.Params{StartDate: "1999-12-31", EndDate: "2000-01-02"}},
+	}
 	for param, p := range map[string]audit.Params{
 		"startDate": {StartDate: "2026-12-02", EndDate: "2026-12-01"},
 		"endDate":   {EndDate: "tomorrow"},
@@ -70,9 +78,15 @@ func TestParseDefaultsAndRefusals(t *testing.T) {
 		"cursor":    {Cursor: "djE6eCN5"}, // "v1:x#y": right shape, no time
 		"search":    {Search: strings.Repeat("x", 201)},
 	} {
+		refusals = append(refusals, struct {
+			param string
+			p     audit.Params
+		}{param, p})
+	}
+	for _, r := range refusals {
 		var f *fault.Error
-		if _, err := audit.Parse(p, now); !errors.As(err, &f) || f.Param != param {
-			t.Errorf("%+v: %v, want a fault naming %s", p, err, param)
+		if _, err := audit.Parse(r.p, now); !errors.As(err, &f) || f.Param != r.param {
+			t.Errorf("%+v: %v, want a fault naming %s", r.p, err, r.param)
 		}
 	}
 }
