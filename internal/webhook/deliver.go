@@ -3,12 +3,18 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"syscall"
 	"time"
 
+	"code.dny.dev/ssrf"
 	"github.com/google/uuid"
 	"github.com/secureai-gateway/gateway/internal/event"
 )
@@ -72,7 +78,7 @@ func (p *Poster) Post(ctx context.Context, ep *Endpoint, d Delivery) Attempt {
 	a.StatusCode = code
 	switch {
 	case err != nil:
-		a.Error = err.Error()
+		a.Error = describeFailure(err)
 	case code >= 200 && code < 300:
 		a.Status = StatusSucceeded
 	default:
@@ -113,4 +119,27 @@ func (p *Poster) post(ctx context.Context, ep *Endpoint, d Delivery, now time.Ti
 	// Drain a little so the connection can be reused; the body itself is not needed.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return resp.StatusCode, nil
+}
+
+// describeFailure says why an attempt failed in words an admin can act on, without the resolved
+// address (it would map the deployment's network) or the URL's path and query (often a secret).
+func describeFailure(err error) string {
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrProhibitedPort):
+		return "the host resolves to a private, loopback or link-local address"
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		return "no answer within the attempt's timeout"
+	case errors.As(err, &dns):
+		return "the host does not resolve"
+	case errors.As(err, &cert):
+		return "the receiver's TLS certificate is not valid"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the receiver refused the connection"
+	case errors.As(err, &op) && op.Op == "dial":
+		return "the receiver could not be reached"
+	}
+	return "the request failed before the receiver answered"
 }

@@ -410,6 +410,10 @@ func TestCreateRefusesURLsThatAreNotPublicHTTP(t *testing.T) {
 			t.Errorf("CheckURL(%s) = %v, want an *ErrURL", u, err)
 		}
 	}
+	// A refusal does not say which address a name resolved to.
+	if err := g.CheckURL(ctx, "http://localhost:8080/hook"); err == nil || strings.Contains(err.Error(), "127.0.0.1") || strings.Contains(err.Error(), "::1") {
+		t.Errorf("refusing localhost: %v, want no resolved address in it", err)
+	}
 	if err := g.CheckURL(ctx, "https://93.184.215.14:8443/hook"); err != nil {
 		t.Errorf("a public address on any port: %v", err)
 	}
@@ -453,8 +457,8 @@ func TestDeliveryRefusesPrivateAddressesAtDialTime(t *testing.T) {
 	for _, u := range []string{r.srv.URL, "http://localhost:" + strconv.Itoa(port) + "/hook"} {
 		ep := &webhook.Endpoint{ID: "wh_" + strconv.Itoa(len(u)), URL: u, Events: []string{"*"}, Enabled: true, Secret: webhook.NewSecret()}
 		a := f.disp.Poster.Post(context.Background(), ep, webhook.Delivery{ID: "d", EndpointID: ep.ID, Attempt: 1, Event: failover})
-		if a.Succeeded() || !strings.Contains(a.Error, "prohibited") {
-			t.Errorf("%s: attempt %+v, want refused at dial", u, a)
+		if a.Succeeded() || !strings.Contains(a.Error, "private, loopback or link-local") || strings.Contains(a.Error, "127.0.0.1") || strings.Contains(a.Error, "/hook") {
+			t.Errorf("%s: attempt %+v, want refused at dial, naming neither the address nor the path", u, a)
 		}
 	}
 	if n := len(r.requests()); n != 0 {
