@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/event"
@@ -70,9 +71,12 @@ func (d *Dispatcher) Deliver(ctx context.Context, dl Delivery) error {
 	switch {
 	case a.Succeeded():
 		if ep.ConsecutiveFailures > 0 {
-			return d.settle(ctx, ep.ID, true)
+			return d.settle(ctx, ep.ID, outcomeDelivered)
 		}
 		return nil
+	case a.StatusCode == http.StatusGone:
+		// The receiver asks for no more deliveries (as Stripe and Svix read a 410): no retry.
+		return d.settle(ctx, ep.ID, outcomeGone)
 	case dl.Attempt < len(Backoff):
 		next := dl
 		next.Attempt++
@@ -82,22 +86,38 @@ func (d *Dispatcher) Deliver(ctx context.Context, dl Delivery) error {
 		return nil
 	default:
 		d.Log.WarnContext(ctx, "webhook delivery failed", "endpoint", ep.ID, "delivery", dl.ID, "event", dl.Event.ID, "err", a.Error)
-		return d.settle(ctx, ep.ID, false)
+		return d.settle(ctx, ep.ID, outcomeFailed)
 	}
 }
 
-// settle records a finished delivery: a success resets the failure count, the DisableAfter-th
-// consecutive failure disables the endpoint.
-func (d *Dispatcher) settle(ctx context.Context, id string, ok bool) error {
+// How a delivery ended, for settle.
+type outcome uint8
+
+const (
+	outcomeDelivered outcome = iota
+	outcomeFailed
+	outcomeGone
+)
+
+// settle records a finished delivery: a success resets the failure count; the DisableAfter-th
+// consecutive failure, or a 410 Gone, disables the endpoint and says why in its record.
+func (d *Dispatcher) settle(ctx context.Context, id string, o outcome) error {
 	_, err := d.Store.UpdateEndpoint(ctx, id, func(e *Endpoint) error {
-		if ok {
+		if o == outcomeDelivered {
 			e.ConsecutiveFailures = 0
 			return nil
 		}
 		e.ConsecutiveFailures++
-		if e.ConsecutiveFailures >= DisableAfter && e.Enabled {
-			e.Enabled = false
-			d.Log.WarnContext(ctx, "webhook endpoint disabled after consecutive failed deliveries", "endpoint", id, "failures", e.ConsecutiveFailures)
+		reason := ""
+		switch {
+		case o == outcomeGone:
+			reason = DisabledGone
+		case e.ConsecutiveFailures >= DisableAfter:
+			reason = DisabledFailures
+		}
+		if reason != "" && e.Enabled {
+			e.Enabled, e.DisabledReason, e.DisabledAt = false, reason, time.Now().UTC()
+			d.Log.WarnContext(ctx, "webhook endpoint disabled", "endpoint", id, "reason", reason, "failures", e.ConsecutiveFailures)
 		}
 		return nil
 	})

@@ -27,18 +27,28 @@ const AllEvents = "*"
 // DisableAfter is how many consecutive failed deliveries disable an endpoint.
 const DisableAfter = 20
 
+// Why the gateway disabled an endpoint (Endpoint.DisabledReason).
+const (
+	DisabledFailures = "consecutive_failures" // DisableAfter failed deliveries in a row
+	DisabledGone     = "gone"                 // the receiver answered 410 Gone: it asks to stop, at once
+)
+
 // Endpoint is a subscriber. Secret is the signing secret; it leaves the gateway only in the
 // responses to create and rotate-secret (see Public).
 type Endpoint struct {
-	ID                  string    `json:"id"`
-	URL                 string    `json:"url"`
-	Description         string    `json:"description"`
-	Events              []string  `json:"events"`
-	Enabled             bool      `json:"enabled"`
-	Secret              string    `json:"secret,omitempty"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	CreatedAt           time.Time `json:"createdAt"`
-	UpdatedAt           time.Time `json:"updatedAt"`
+	ID                  string   `json:"id"`
+	URL                 string   `json:"url"`
+	Description         string   `json:"description"`
+	Events              []string `json:"events"`
+	Enabled             bool     `json:"enabled"`
+	Secret              string   `json:"secret,omitempty"`
+	ConsecutiveFailures int      `json:"consecutiveFailures"`
+	// DisabledReason says why the gateway disabled the endpoint itself ("" when an admin did, or
+	// it is enabled): DisabledFailures or DisabledGone, since DisabledAt.
+	DisabledReason string    `json:"disabledReason,omitempty"`
+	DisabledAt     time.Time `json:"disabledAt,omitzero"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 // Public returns the endpoint without its secret.
@@ -151,7 +161,7 @@ func (e *Endpoint) Apply(in Input, now time.Time) error {
 	}
 	if in.Enabled != nil {
 		if *in.Enabled && !e.Enabled {
-			e.ConsecutiveFailures = 0
+			e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt = 0, "", time.Time{}
 		}
 		e.Enabled = *in.Enabled
 	}

@@ -360,12 +360,34 @@ func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing
 	if err := f.disp.FanOut(ctx, failover); err != nil || len(f.queue.take()) != 0 {
 		t.Fatal("a disabled endpoint still gets deliveries")
 	}
+	if got, _ := f.store.Endpoint(ctx, ep.ID); got.DisabledReason != webhook.DisabledFailures || got.DisabledAt.IsZero() {
+		t.Errorf("disabled endpoint = %+v, want its record to say why and when", got)
+	}
 	on := true
 	got, err := f.store.UpdateEndpoint(ctx, ep.ID, func(e *webhook.Endpoint) error {
 		return e.Apply(webhook.Input{Enabled: &on}, time.Now())
 	})
-	if err != nil || !got.Enabled || got.ConsecutiveFailures != 0 {
-		t.Fatalf("re-enabled = %+v, %v; want enabled with the count reset", got, err)
+	if err != nil || !got.Enabled || got.ConsecutiveFailures != 0 || got.DisabledReason != "" {
+		t.Fatalf("re-enabled = %+v, %v; want enabled with the count and the reason reset", got, err)
+	}
+}
+
+// A receiver that answers 410 Gone asks for no more deliveries: its endpoint is disabled at once,
+// not retried, and says why (issue 21 item 11).
+func TestA410DisablesTheEndpointAtOnce(t *testing.T) {
+	f := newFixture(t, true)
+	r := newReceiver(t, status(http.StatusGone))
+	ep := f.endpoint(t, r.srv.URL, "*")
+	r.secret = ep.Secret
+	ctx := context.Background()
+	if err := f.disp.Deliver(ctx, webhook.Delivery{ID: "d", EndpointID: ep.ID, Attempt: 1, Event: failover}); err != nil {
+		t.Fatal(err)
+	}
+	if q := f.queue.take(); len(q) != 0 {
+		t.Errorf("a 410 was retried: %v", q)
+	}
+	if got, _ := f.store.Endpoint(ctx, ep.ID); got.Enabled || got.DisabledReason != webhook.DisabledGone {
+		t.Errorf("after a 410: %+v, want disabled, reason %q", got, webhook.DisabledGone)
 	}
 }
 
