@@ -589,3 +589,54 @@ func TestAllowPrivate(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21 item 4: one receiver that hangs delays only its own deliveries. Three events go to a
+// hanging and a healthy endpoint; the healthy one gets all three while the hanging one still
+// holds its first.
+func TestAHangingReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	hanging := newReceiver(t, func(int, http.ResponseWriter) { <-release })
+	healthy := newReceiver(t, status(200))
+	defer close(release) // before the servers close (cleanups run after this)
+	q := webhook.LocalQueue{Pending: s.Pending(), Now: time.Now}
+	d := &webhook.Dispatcher{Store: s, Queue: q, Log: quiet(),
+		Poster: &webhook.Poster{Client: webhook.NewGuard(true).Client(), Now: time.Now, Timeout: time.Minute}}
+	for _, r := range []*receiver{hanging, healthy} {
+		url, evs := r.srv.URL, []string{"*"}
+		ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(true), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.secret = ep.Secret
+		if err := s.CreateEndpoint(ctx, ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if err := d.FanOut(ctx, event.WebhookTestEvent("", event.Subject{}, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &webhook.Worker{Pending: s.Pending(), Dispatcher: d, Now: time.Now, Poll: 20 * time.Millisecond}
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(healthy.requests()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the healthy receiver got %d of 3 deliveries behind a hanging one", len(healthy.requests()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(hanging.requests()); n != 1 {
+		t.Errorf("the hanging receiver got %d requests, want 1 (its first, still held)", n)
+	}
+	cancel()
+	release <- struct{}{} // let the held attempt end so the worker can stop
+	<-done
+}
