@@ -75,7 +75,7 @@ func newEnv(t *testing.T) *env {
 // fail renders errors as the lead's surface does, by kind, in the classic envelope.
 func fail(w http.ResponseWriter, _ *http.Request, err error) {
 	status := map[fault.Kind]int{fault.InvalidRequest: 400, fault.Unauthenticated: 401, fault.Forbidden: 403,
-		fault.NotFound: 404, fault.MethodNotAllowed: 405, fault.TooLarge: 413}[fault.KindOf(err)]
+		fault.NotFound: 404, fault.MethodNotAllowed: 405, fault.Conflict: 409, fault.TooLarge: 413}[fault.KindOf(err)]
 	if status == 0 {
 		status = 500
 	}
@@ -185,6 +185,10 @@ func TestEveryFieldIsValidatedNamingTheField(t *testing.T) {
 		{"allowedModels unknown", `{"name":"a","allowedModels":["openai/gpt-5-nano","acme/nope"]}`, "allowedModels[1]"},
 		// SPEC 7: an empty list is refused (null allows every model, or the default policies).
 		{"allowedModels empty", `{"name":"a","allowedModels":[]}`, "allowedModels"},
+		// Issue 21 item 13: names read as they are; no path-like user ids.
+		{"name with a control character", "{\"name\":\"a\\u0000b\"}", "name"},
+		{"name with a bidi override", "{\"name\":\"invoice\\u202egpj.exe\"}", "name"},
+		{"userId ..", `{"name":"a","userId":".."}`, "userId"},
 		{"allowedSMLTPPolicies empty", `{"name":"a","allowedSMLTPPolicies":[]}`, "allowedSMLTPPolicies"},
 		{"allowedSMLTPPolicies empty name", `{"name":"a","allowedSMLTPPolicies":[""]}`, "allowedSMLTPPolicies[0]"},
 		{"userId with spaces", `{"name":"a","userId":"a b"}`, "userId"},
@@ -452,5 +456,29 @@ func TestSettingANewUserIsOneCreation(t *testing.T) {
 	}
 	if u, ok := e.audited[0].After.(*billing.User); !ok || u.MonthlyPoints != 500 {
 		t.Errorf("created record %+v, want the patched one", e.audited[0].After)
+	}
+}
+
+// Issue 21 item 13: a revoked key stays as it was revoked, and the last admin key cannot revoke
+// or demote itself (nobody could administer the gateway after).
+func TestRevokedKeysAndTheLastAdminAreKept(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.create(t, map[string]any{"name": "app"})
+	if code, out := e.do(t, e.admin, "DELETE", "/admin/api-keys/"+id, nil); code != 200 {
+		t.Fatalf("revoke: %d %v", code, out)
+	}
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, map[string]any{"name": "again"}); code != 409 {
+		t.Errorf("editing a revoked key: %d %v, want 409", code, out)
+	}
+	admin, _, _ := e.create(t, map[string]any{"name": "ops", "admin": true})
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+admin, map[string]any{"admin": false}); code != 409 {
+		t.Errorf("demoting the last admin key: %d %v, want 409", code, out)
+	}
+	if code, out := e.do(t, e.admin, "DELETE", "/admin/api-keys/"+admin, nil); code != 409 {
+		t.Errorf("revoking the last admin key: %d %v, want 409", code, out)
+	}
+	e.create(t, map[string]any{"name": "ops 2", "admin": true})
+	if code, out := e.do(t, e.admin, "DELETE", "/admin/api-keys/"+admin, nil); code != 200 {
+		t.Errorf("revoking an admin key while another remains: %d %v, want 200", code, out)
 	}
 }

@@ -258,8 +258,16 @@ func (s *Service) Update(ctx context.Context, id string, in KeyInput) (*apikey.K
 	if err != nil {
 		return nil, err
 	}
+	if in.Admin.Set && !in.Admin.V {
+		if err := s.keepAnAdmin(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	var before *apikey.Key
 	k, err := s.Keys.UpdateKey(ctx, id, func(k *apikey.Key) error {
+		if k.RevokedAt != nil {
+			return fault.New(fault.Conflict, "Conflict", fmt.Sprintf("API key %s is revoked: a revoked key cannot be changed", id)).WithCode("key_revoked")
+		}
 		before = k.Clone()
 		if err := v.apply(k); err != nil {
 			return err
@@ -282,6 +290,9 @@ func (s *Service) Update(ctx context.Context, id string, in KeyInput) (*apikey.K
 
 // Revoke ends a key for good. Revoking a revoked key changes nothing and is not audited again.
 func (s *Service) Revoke(ctx context.Context, id string) (*apikey.Key, error) {
+	if err := s.keepAnAdmin(ctx, id); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	var before *apikey.Key
 	k, err := s.Keys.UpdateKey(ctx, id, func(k *apikey.Key) error {
@@ -342,4 +353,28 @@ func (s *Service) SetUser(ctx context.Context, id string, p billing.UserPatch) (
 	after := *u
 	s.audit(ctx, ActionUserUpdate, id, &before, &after)
 	return u, nil
+}
+
+// keepAnAdmin refuses to revoke or demote key id when it is the last usable admin key: nobody
+// could administer the gateway after (the bootstrap key is made only on an empty store).
+func (s *Service) keepAnAdmin(ctx context.Context, id string) error {
+	keys, err := s.Keys.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	now, target, others := s.now(), false, false
+	for _, k := range keys {
+		if !k.Admin || !k.Usable(now) {
+			continue
+		}
+		if k.ID == id {
+			target = true
+		} else {
+			others = true
+		}
+	}
+	if target && !others {
+		return fault.New(fault.Conflict, "Conflict", fmt.Sprintf("API key %s is the last admin key: create another admin key before revoking or demoting this one", id)).WithCode("last_admin_key")
+	}
+	return nil
 }
