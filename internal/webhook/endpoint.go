@@ -9,6 +9,7 @@ package webhook
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -49,6 +50,27 @@ type Endpoint struct {
 	DisabledAt     time.Time `json:"disabledAt,omitzero"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+// Audited is the endpoint as events and the audit log record it: Public, with its URL cut to
+// scheme and host — a path or query often is a credential (Slack- and Zapier-style URLs) and every
+// "*" subscriber and audit reader would see it — and URLFingerprint telling one URL from another.
+type Audited struct {
+	Endpoint
+	URLFingerprint string `json:"urlFingerprint"`
+}
+
+// Audited returns the endpoint as events record it.
+func (e Endpoint) Audited() Audited {
+	a := Audited{Endpoint: e.Public()}
+	sum := sha256.Sum256([]byte(e.URL))
+	a.URLFingerprint = "sha256:" + hex.EncodeToString(sum[:8])
+	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
+		a.URL = u.Scheme + "://" + u.Host
+	} else {
+		a.URL = ""
+	}
+	return a
 }
 
 // Public returns the endpoint without its secret.

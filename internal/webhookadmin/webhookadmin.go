@@ -70,7 +70,8 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// record publishes the admin event of a change; before and after are public views.
+// record publishes the admin event of a change; before and after are audited views (no secret,
+// no URL path or query).
 func (h *Handlers) record(r *http.Request, t event.Type, action, id string, before, after any) {
 	now := h.Now()
 	ev, err := event.AdminEvent(t, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: id}, Subject: emit.Subject(r.Context()), Time: now}, before, after, now)
@@ -107,7 +108,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	h.record(r, event.AdminWebhookCreated, "create", ep.ID, nil, ep.Public())
+	h.record(r, event.AdminWebhookCreated, "create", ep.ID, nil, ep.Audited())
 	// The only response, with rotate-secret's, that carries the secret.
 	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"success": true, "webhook": ep})
 }
@@ -131,16 +132,16 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	var before webhook.Endpoint
+	var before webhook.Audited
 	ep, err := h.Webhooks.UpdateEndpoint(r.Context(), r.PathValue("id"), func(e *webhook.Endpoint) error {
-		before = e.Public()
+		before = e.Audited()
 		return e.Apply(in, h.Now())
 	})
 	if err != nil {
 		h.Fail(w, r, err)
 		return
 	}
-	h.record(r, event.AdminWebhookUpdated, "update", ep.ID, before, ep.Public())
+	h.record(r, event.AdminWebhookUpdated, "update", ep.ID, before, ep.Audited())
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep.Public()})
 }
 
@@ -154,7 +155,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	h.record(r, event.AdminWebhookDeleted, "delete", id, before.Public(), nil)
+	h.record(r, event.AdminWebhookDeleted, "delete", id, before.Audited(), nil)
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "deleted": id})
 }
 

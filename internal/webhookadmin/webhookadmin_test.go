@@ -232,3 +232,35 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// Issue 21 item 5: a webhook URL's path and query (often a credential) reach no event and no
+// audit entry: they record scheme and host and a fingerprint; the admin API shows the whole URL.
+func TestEventsRecordNoWebhookURLPath(t *testing.T) {
+	s := newServer(t)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+	defer receiver.Close()
+	url := receiver.URL + "/services/T000/B000/XXXXSECRET?token=hunter2"
+	code, out := s.do(t, "POST", "/admin/webhooks", `{"url":"`+url+`","events":["*"]}`)
+	if code != 201 || out["webhook"].(map[string]any)["url"] != url {
+		t.Fatalf("create = %d %v, want the whole URL back", code, out)
+	}
+	id := out["webhook"].(map[string]any)["id"].(string)
+	if code, out := s.do(t, "PATCH", "/admin/webhooks/"+id, `{"description":"x"}`); code != 200 {
+		t.Fatalf("update = %d %v", code, out)
+	}
+	if code, out := s.do(t, "DELETE", "/admin/webhooks/"+id, ""); code != 200 {
+		t.Fatalf("delete = %d %v", code, out)
+	}
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	if len(s.events.got) != 3 {
+		t.Fatalf("published %d events, want create, update and delete", len(s.events.got))
+	}
+	for _, ev := range s.events.got {
+		raw := string(ev.Data)
+		if strings.Contains(raw, "XXXXSECRET") || strings.Contains(raw, "hunter2") || !strings.Contains(raw, `"urlFingerprint":"sha256:`) ||
+			!strings.Contains(raw, `"url":"`+receiver.URL+`"`) {
+			t.Errorf("%s: %s, want the URL cut to its scheme and host, with a fingerprint", ev.Type, raw)
+		}
+	}
+}
