@@ -142,7 +142,7 @@ func Load(ctx context.Context) (*Cloud, error) {
 		Store:    store,
 		Events:   events,
 		Bus:      bus,
-		Guard:    webhook.NewGuard(cfg.AllowPrivateWebhooks),
+		Guard:    webhook.NewGuard(webhookReach(cfg.AllowPrivateWebhooks)),
 		secrets:  secretsmanager.NewFromConfig(awsCfg),
 		sqs:      queues,
 		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
@@ -194,4 +194,13 @@ func (c *Cloud) Idempotency() idempotency.Store {
 		return nil
 	}
 	return c.Store
+}
+
+// webhookReach is SECUREAI_WEBHOOKS_ALLOW_PRIVATE in the cloud: public addresses only, or the
+// private ranges too (never link-local: the metadata service is refused in every mode).
+func webhookReach(allowPrivate bool) webhook.Reach {
+	if allowPrivate {
+		return webhook.ReachPrivate
+	}
+	return webhook.ReachPublic
 }

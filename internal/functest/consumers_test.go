@@ -81,7 +81,7 @@ func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 	}))
 	defer receiver.Close()
 	url, evs := receiver.URL, []string{"api:model_failover"}
-	ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(true), time.Now())
+	ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(webhook.ReachPrivate), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,14 +30,15 @@ import (
 // delivers webhooks and writes the audit log. wait stops the background work and returns once it
 // has (the last counts saved, pending events handed on).
 func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d Deps, wait func(), err error) {
-	allowPrivate, err := webhook.AllowPrivate(os.Getenv(webhook.EnvAllowPrivate), true)
+	reach, err := webhook.ParseReach(os.Getenv(webhook.EnvAllowPrivate), webhook.ReachLoopback)
 	if err != nil {
 		return d, nil, err
 	}
-	if allowPrivate {
-		log.Info("webhooks may target private and loopback addresses (local default; " + webhook.EnvAllowPrivate + "=false refuses them)")
+	if reach != webhook.ReachPublic {
+		log.Info("webhooks may target " + reach.String() + " addresses besides public ones, never link-local (" +
+			webhook.EnvAllowPrivate + "=public|loopback|private; loopback is the local default)")
 	}
-	events := localevents.New(store, allowPrivate, log)
+	events := localevents.New(store, reach, log)
 	breakerCfg, err := breaker.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return d, nil, err

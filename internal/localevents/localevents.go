@@ -32,8 +32,8 @@ type Pipeline struct {
 }
 
 // New builds the pipeline over the embedded store.
-func New(store *boltstore.Store, allowPrivate bool, log *slog.Logger) *Pipeline {
-	guard := webhook.NewGuard(allowPrivate)
+func New(store *boltstore.Store, reach webhook.Reach, log *slog.Logger) *Pipeline {
+	guard := webhook.NewGuard(reach)
 	queue := webhook.LocalQueue{Pending: store.Pending(), Now: time.Now}
 	d := &webhook.Dispatcher{Store: store, Queue: queue, Log: log,
 		Poster: &webhook.Poster{Client: guard.Client(), Now: time.Now}}

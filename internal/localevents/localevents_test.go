@@ -28,7 +28,7 @@ func TestAPublishedFailoverReachesTheReceiverAndTheAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	p := localevents.New(store, true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p := localevents.New(store, webhook.ReachLoopback, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	var mu sync.Mutex
 	var verified []string

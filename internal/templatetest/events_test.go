@@ -176,7 +176,7 @@ func TestEventsFlowFromPutEventsThroughTheTemplateRulesToTheStores(t *testing.T)
 		mu.Unlock()
 	}))
 	defer receiver.Close()
-	guard := webhook.NewGuard(true)
+	guard := webhook.NewGuard(webhook.ReachPrivate)
 	url, evs := receiver.URL, []string{"*"}
 	ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, guard, time.Now())
 	if err != nil {

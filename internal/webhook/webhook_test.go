@@ -148,7 +148,7 @@ type fixture struct {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newFixture(t *testing.T, allowPrivate bool) *fixture {
+func newFixture(t *testing.T, reach webhook.Reach) *fixture {
 	t.Helper()
 	s, err := boltstore.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
@@ -157,12 +157,12 @@ func newFixture(t *testing.T, allowPrivate bool) *fixture {
 	t.Cleanup(func() { s.Close() })
 	q := &memQueue{}
 	return &fixture{store: s, queue: q, disp: &webhook.Dispatcher{Store: s, Queue: q, Log: quiet(),
-		Poster: &webhook.Poster{Client: webhook.NewGuard(allowPrivate).Client(), Now: time.Now, Timeout: 300 * time.Millisecond}}}
+		Poster: &webhook.Poster{Client: webhook.NewGuard(reach).Client(), Now: time.Now, Timeout: 300 * time.Millisecond}}}
 }
 
 func (f *fixture) endpoint(t *testing.T, url string, events ...string) *webhook.Endpoint {
 	t.Helper()
-	ep, err := webhook.Create(context.Background(), webhook.Input{URL: &url, Events: &events}, webhook.NewGuard(true), time.Now())
+	ep, err := webhook.Create(context.Background(), webhook.Input{URL: &url, Events: &events}, webhook.NewGuard(webhook.ReachPrivate), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ var failover = event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 func TestDeliveryIsSignedWithBothSchemesAndCarriesTheEnvelope(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	r := newReceiver(t, status(http.StatusNoContent))
 	ep := f.endpoint(t, r.srv.URL, "api:model_failover")
 	r.secret = ep.Secret
@@ -224,7 +224,7 @@ func TestDeliveryIsSignedWithBothSchemesAndCarriesTheEnvelope(t *testing.T) {
 }
 
 func TestFanOutQueuesOneDeliveryPerSubscribedEnabledEndpoint(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	all := f.endpoint(t, "http://127.0.0.1:1/all", "*")
 	named := f.endpoint(t, "http://127.0.0.1:1/named", "api:model_failover")
 	f.endpoint(t, "http://127.0.0.1:1/other", "api:limit_reached")
@@ -284,7 +284,7 @@ func TestFailedAttemptIsRetriedLaterWithTheSameDeliveryID(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(t, true)
+			f := newFixture(t, webhook.ReachLoopback)
 			r := newReceiver(t, c.answer)
 			url := r.srv.URL
 			if c.refuse {
@@ -330,7 +330,7 @@ func TestFailedAttemptIsRetriedLaterWithTheSameDeliveryID(t *testing.T) {
 }
 
 func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	r := newReceiver(t, status(503))
 	ep := f.endpoint(t, r.srv.URL, "*")
 	r.secret = ep.Secret
@@ -375,7 +375,7 @@ func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing
 // A receiver that answers 410 Gone asks for no more deliveries: its endpoint is disabled at once,
 // not retried, and says why (issue 21 item 11).
 func TestA410DisablesTheEndpointAtOnce(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	r := newReceiver(t, status(http.StatusGone))
 	ep := f.endpoint(t, r.srv.URL, "*")
 	r.secret = ep.Secret
@@ -392,7 +392,7 @@ func TestA410DisablesTheEndpointAtOnce(t *testing.T) {
 }
 
 func TestSuccessResetsTheFailureCount(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	r := newReceiver(t, status(200))
 	ep := f.endpoint(t, r.srv.URL, "*")
 	r.secret = ep.Secret
@@ -409,7 +409,7 @@ func TestSuccessResetsTheFailureCount(t *testing.T) {
 }
 
 func TestCreateRefusesURLsThatAreNotPublicHTTP(t *testing.T) {
-	g := webhook.NewGuard(false)
+	g := webhook.NewGuard(webhook.ReachPublic)
 	ctx := context.Background()
 	for _, u := range []string{
 		"ftp://example.com/hook",
@@ -439,7 +439,7 @@ func TestCreateRefusesURLsThatAreNotPublicHTTP(t *testing.T) {
 	if err := g.CheckURL(ctx, "https://93.184.215.14:8443/hook"); err != nil {
 		t.Errorf("a public address on any port: %v", err)
 	}
-	if err := webhook.NewGuard(true).CheckURL(ctx, "http://localhost:8080/hook"); err != nil {
+	if err := webhook.NewGuard(webhook.ReachPrivate).CheckURL(ctx, "http://localhost:8080/hook"); err != nil {
 		t.Errorf("allow-private refused localhost: %v", err)
 	}
 	url := "http://127.0.0.1/x"
@@ -452,8 +452,8 @@ func TestCreateRefusesURLsThatAreNotPublicHTTP(t *testing.T) {
 }
 
 func TestCreateRefusesUnknownEventNames(t *testing.T) {
-	g := webhook.NewGuard(true)
-	url := "https://hooks.example.com/x"
+	g := webhook.NewGuard(webhook.ReachPrivate)
+	url := "https://93.184.215.14/x" // a public address: nothing is sent, and no DNS is needed
 	for name, evs := range map[string][]string{"unknown name": {"api:model_failover", "api:nope"}, "empty": {}} {
 		_, err := webhook.Create(context.Background(), webhook.Input{URL: &url, Events: &evs}, g, time.Now())
 		var fe *fault.Error
@@ -473,7 +473,7 @@ func TestCreateRefusesUnknownEventNames(t *testing.T) {
 
 // The address check runs on the address dialled, whatever the URL's host says.
 func TestDeliveryRefusesPrivateAddressesAtDialTime(t *testing.T) {
-	f := newFixture(t, false)
+	f := newFixture(t, webhook.ReachPublic)
 	r := newReceiver(t, status(200))
 	port := r.srv.Listener.Addr().(*net.TCPAddr).Port
 	for _, u := range []string{r.srv.URL, "http://localhost:" + strconv.Itoa(port) + "/hook"} {
@@ -489,7 +489,7 @@ func TestDeliveryRefusesPrivateAddressesAtDialTime(t *testing.T) {
 }
 
 func TestRedirectsAreNotFollowed(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	private := newReceiver(t, status(200))
 	r := newReceiver(t, func(_ int, w http.ResponseWriter) {
 		w.Header().Set("Location", private.srv.URL+"/internal")
@@ -520,7 +520,7 @@ func TestLocalQueueSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, evs := r.srv.URL, []string{"*"}
-	ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(true), now())
+	ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(webhook.ReachPrivate), now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestLocalQueueSurvivesARestart(t *testing.T) {
 	defer s.Close()
 	w := &webhook.Worker{Pending: s.Pending(), Now: now, Poll: time.Second, Dispatcher: &webhook.Dispatcher{Store: s,
 		Queue: webhook.LocalQueue{Pending: s.Pending(), Now: now}, Log: quiet(),
-		Poster: &webhook.Poster{Client: webhook.NewGuard(true).Client(), Now: time.Now}}}
+		Poster: &webhook.Poster{Client: webhook.NewGuard(webhook.ReachPrivate).Client(), Now: time.Now}}}
 	w.RunDue(ctx)
 	if n := len(r.requests()); n != 0 {
 		t.Fatalf("delivered %d before it was due", n)
@@ -558,7 +558,7 @@ func TestLocalQueueSurvivesARestart(t *testing.T) {
 }
 
 func TestTestSendsAWebhookTestEventOnce(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, webhook.ReachLoopback)
 	r := newReceiver(t, status(200))
 	ep := f.endpoint(t, r.srv.URL, "api:model_failover")
 	r.secret = ep.Secret
@@ -572,20 +572,44 @@ func TestTestSendsAWebhookTestEventOnce(t *testing.T) {
 	}
 }
 
-// Private addresses are allowed only when the deployment says so; the local server defaults it on.
-func TestAllowPrivate(t *testing.T) {
+// Which addresses a deployment delivers to (issue 21 item 15): public only in the cloud by
+// default, this machine too locally, private ranges when asked — and link-local (the metadata
+// service) never.
+func TestReach(t *testing.T) {
 	for _, c := range []struct {
 		value   string
-		def     bool
-		want    bool
+		want    webhook.Reach
 		wantErr bool
 	}{
-		{"", true, true, false}, {"", false, false, false}, {"true", false, true, false},
-		{"false", true, false, false}, {"yes please", true, false, true},
+		{"", webhook.ReachLoopback, false}, {"false", webhook.ReachPublic, false}, {"public", webhook.ReachPublic, false},
+		{"loopback", webhook.ReachLoopback, false}, {"true", webhook.ReachPrivate, false}, {"Private", webhook.ReachPrivate, false},
+		{"yes please", 0, true},
 	} {
-		got, err := webhook.AllowPrivate(c.value, c.def)
-		if got != c.want || (err != nil) != c.wantErr {
-			t.Errorf("AllowPrivate(%q, %v) = %v, %v", c.value, c.def, got, err)
+		got, err := webhook.ParseReach(c.value, webhook.ReachLoopback)
+		if (err != nil) != c.wantErr || (err == nil && got != c.want) {
+			t.Errorf("ParseReach(%q) = %v, %v; want %v", c.value, got, err, c.want)
+		}
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		reach   webhook.Reach
+		allowed []string
+		refused []string
+	}{
+		{webhook.ReachPublic, []string{"http://93.184.215.14/h"}, []string{"http://127.0.0.1/h", "http://10.1.2.3/h", "http://169.254.169.254/latest/meta-data/"}},
+		{webhook.ReachLoopback, []string{"http://127.0.0.1/h", "http://[::1]/h"}, []string{"http://10.1.2.3/h", "http://192.168.0.1/h", "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/h"}},
+		{webhook.ReachPrivate, []string{"http://127.0.0.1/h", "http://10.1.2.3/h", "http://172.16.0.9/h", "http://[fd00::1]/h"}, []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/h"}},
+	} {
+		g := webhook.NewGuard(c.reach)
+		for _, u := range c.allowed {
+			if err := g.CheckURL(ctx, u); err != nil {
+				t.Errorf("%v: %s refused: %v", c.reach, u, err)
+			}
+		}
+		for _, u := range c.refused {
+			if err := g.CheckURL(ctx, u); err == nil {
+				t.Errorf("%v: %s allowed", c.reach, u)
+			}
 		}
 	}
 }
@@ -606,10 +630,10 @@ func TestAHangingReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 	defer close(release) // before the servers close (cleanups run after this)
 	q := webhook.LocalQueue{Pending: s.Pending(), Now: time.Now}
 	d := &webhook.Dispatcher{Store: s, Queue: q, Log: quiet(),
-		Poster: &webhook.Poster{Client: webhook.NewGuard(true).Client(), Now: time.Now, Timeout: time.Minute}}
+		Poster: &webhook.Poster{Client: webhook.NewGuard(webhook.ReachPrivate).Client(), Now: time.Now, Timeout: time.Minute}}
 	for _, r := range []*receiver{hanging, healthy} {
 		url, evs := r.srv.URL, []string{"*"}
-		ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(true), time.Now())
+		ep, err := webhook.Create(ctx, webhook.Input{URL: &url, Events: &evs}, webhook.NewGuard(webhook.ReachPrivate), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func newServer(t *testing.T) *server {
 	}
 	t.Cleanup(func() { s.Close() })
 	rec := &recorder{}
-	guard := webhook.NewGuard(true)
+	guard := webhook.NewGuard(webhook.ReachPrivate)
 	h := &webhookadmin.Handlers{Webhooks: s, Guard: guard, Audit: s.AuditLog(), Events: rec, Fail: fail, Now: time.Now,
 		Dispatcher: &webhook.Dispatcher{Store: s, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Poster: &webhook.Poster{Client: guard.Client(), Now: time.Now}}}
