@@ -35,6 +35,11 @@ type Controls struct {
 		// before it; it never blocks.
 		Prefetch(ctx context.Context, key *apikey.Key)
 	}
+	// Counts says, reading only, whether a key's request windows are full, as admission would
+	// refuse it (POST /policy-check); nil: not reported.
+	Counts interface {
+		Full(ctx context.Context, key *apikey.Key, now time.Time) error
+	}
 	// Breakers refuse a contained key or user, before the chain and before each attempt, and
 	// count policy violations toward opening on their own.
 	Breakers interface {

@@ -2,6 +2,7 @@ package completion
 
 import (
 	"context"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -22,6 +23,7 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 	c := &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx), servedAttempt: -1}
 	skipped := func() {
 		out.ModelAccess, out.PolicyAccess, out.Quota = policycheck.ErrNotChecked, policycheck.ErrNotChecked, policycheck.ErrNotChecked
+		out.Breaker, out.Limit = policycheck.ErrNotChecked, policycheck.ErrNotChecked
 	}
 	// Which policy applies, whoever may use it; whether this key may is the access check.
 	out.Policy, out.PolicyErr = s.policies().Resolve(in.Policy, s.policies().Names(), "")
@@ -46,8 +48,15 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 	out.Models = c.Plan.Models()
 	models, err := s.checkModels(c.key, c.Plan)
 	if err != nil {
-		out.ModelAccess, out.PolicyAccess, out.Quota = err, policycheck.ErrNotChecked, policycheck.ErrNotChecked
+		skipped()
+		out.ModelAccess = err
 		return out
+	}
+	if b := s.Controls.Breakers; b != nil {
+		out.Breaker = b.Check(ctx, c.key) // reads only: a violation is counted by the real call
+	}
+	if l := s.Controls.Counts; l != nil {
+		out.Limit = l.Full(ctx, c.key, time.Now())
 	}
 	out.PointsRequired = policycheck.PointsRequired(models)
 	if out.PolicyErr != nil {

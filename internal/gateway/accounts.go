@@ -43,6 +43,9 @@ func (d Deps) controls() (completion.Controls, error) {
 	if d.Breakers != nil {
 		c.Breakers = d.Breakers
 	}
+	if d.Limits != nil {
+		c.Counts = d.Limits
+	}
 	if d.Signer != nil {
 		c.Tokens = &entitlement.Minter{Signer: d.Signer}
 		if d.Receipts != nil && d.Ledger != nil {

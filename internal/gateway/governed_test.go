@@ -163,6 +163,15 @@ func TestPolicyCheckAgreesWithTheCall(t *testing.T) {
 	if status, _, b := g.call(t, "PUT", "/admin/users/broke", g.admin, `{"monthlyPoints":0}`); status != 200 {
 		t.Fatalf("setting the user: %d %s", status, b.Raw)
 	}
+	// Issue 21 item 6: a key whose breaker is open, and one whose day is spent.
+	contained := g.newKey(t, `{"name":"contained","userId":"contained"}`)
+	if status, _, b := g.call(t, "POST", "/admin/circuit-breakers", g.admin, `{"subjectType":"user","subjectId":"contained","reason":"incident","durationSeconds":600}`); status/100 != 2 {
+		t.Fatalf("opening the breaker: %d %s", status, b.Raw)
+	}
+	spent := g.newKey(t, `{"name":"spent","userId":"spent","dailyLimit":1}`)
+	if status, _, b := g.call(t, "POST", "/v1/chat/completions", spent, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`); status != 200 {
+		t.Fatalf("the spent key's one request of the day: %d %s", status, b.Raw)
+	}
 	for _, tc := range []struct {
 		name, key, body string
 	}{
@@ -176,6 +185,8 @@ func TestPolicyCheckAgreesWithTheCall(t *testing.T) {
 		{"policy denies a model", key, `{"model":"other/ok","smltp_policy":"eu-only","messages":[{"role":"user","content":"hi"}]}`},
 		{"monitor-mode breach is allowed", key, `{"model":"fake/ok","smltp_policy":"internal","messages":[{"role":"user","content":"hi"}]}`},
 		{"no points left", broke, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`},
+		{"circuit breaker open", contained, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`},
+		{"daily limit spent", spent, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := len(g.up.recorded())
@@ -198,7 +209,8 @@ func TestPolicyCheckAgreesWithTheCall(t *testing.T) {
 			if allowed {
 				return
 			}
-			for _, c := range []string{"input", "model_access", "smltp_policy", "smltp_policy_access", "quota"} {
+			// In the order the real call runs them.
+			for _, c := range []string{"input", "model_access", "smltp_policy", "circuit_breaker", "smltp_policy_access", "rate_limit", "quota"} {
 				if chk := dry.Get("checks." + c); !chk.Get("passed").Bool() && chk.Get("status").Exists() {
 					if int(chk.Get("status").Int()) != real {
 						t.Errorf("dry run's %s says %d, the call answered %d", c, chk.Get("status").Int(), real)

@@ -151,6 +151,22 @@ func Refuse(ws []Window, full int, err error, now time.Time) error {
 	return f
 }
 
+// Full is the refusal admission would give key at now (Refuse's error) when one of its windows
+// is full, nil when every window has room; it reads the counts and counts nothing.
+func (l *Limiter) Full(ctx context.Context, key *apikey.Key, now time.Time) error {
+	ws := Windows(key, now)
+	counts, err := l.Counter.RequestCounts(ctx, key.ID, ws)
+	if err != nil {
+		return Refuse(ws, -1, err, now)
+	}
+	for i, w := range ws {
+		if counts[i] >= w.Limit {
+			return Refuse(ws, i, nil, now)
+		}
+	}
+	return nil
+}
+
 // WindowUsage is one window as GET /usage shows it.
 type WindowUsage struct {
 	Period    Period

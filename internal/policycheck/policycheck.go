@@ -1,6 +1,6 @@
 // Package policycheck builds the answer of POST /policy-check (SPEC 6), the dry run of a chat
 // request: given what each check of the real pipeline concluded — input, model access, SMLTP
-// policy resolution and access, quota — it reports every check with passed, and for a failed one
+// policy resolution and access, quota, circuit breakers, request limits — it reports every check with passed, and for a failed one
 // the status, error and message the real call would have returned. The checks themselves stay in
 // their packages and run exactly as on the real path; this package only shapes their results, so
 // the dry run cannot drift from the call it predicts.
@@ -62,6 +62,10 @@ type Checks struct {
 	SMLTPPolicy       PolicyCheck       `json:"smltp_policy"`
 	SMLTPPolicyAccess PolicyAccessCheck `json:"smltp_policy_access"`
 	Quota             QuotaCheck        `json:"quota"`
+	// CircuitBreaker: no breaker of the key or its user is open. RateLimit: every request window
+	// of the key has room (read only: the dry run is counted in none).
+	CircuitBreaker Check `json:"circuit_breaker"`
+	RateLimit      Check `json:"rate_limit"`
 }
 
 // Plan is what the real call would do.
@@ -96,6 +100,9 @@ type Inputs struct {
 	PointsRemaining *int // nil when not billed in points
 	Quota           error
 
+	Breaker error // an open breaker of the key or its user
+	Limit   error // a full request window of the key
+
 	FailoverEngine string
 }
 
@@ -126,9 +133,11 @@ func Build(in Inputs, status StatusFunc) Response {
 	}
 	r.Checks.SMLTPPolicyAccess = PolicyAccessCheck{Check: check(in.PolicyAccess), Verdicts: verdicts}
 	r.Checks.Quota = QuotaCheck{Check: check(in.Quota), PointsRequired: in.PointsRequired, PointsRemaining: in.PointsRemaining}
+	r.Checks.CircuitBreaker = check(in.Breaker)
+	r.Checks.RateLimit = check(in.Limit)
 	r.Plan = Plan{Models: nonNil(in.Models), FailoverEngine: in.FailoverEngine}
 	r.Allowed = r.Checks.Input.Passed && r.Checks.ModelAccess.Passed && r.Checks.SMLTPPolicy.Passed &&
-		r.Checks.SMLTPPolicyAccess.Passed && r.Checks.Quota.Passed
+		r.Checks.SMLTPPolicyAccess.Passed && r.Checks.Quota.Passed && r.Checks.CircuitBreaker.Passed && r.Checks.RateLimit.Passed
 	return r
 }
 
