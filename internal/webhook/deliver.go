@@ -92,7 +92,7 @@ func (p *Poster) post(ctx context.Context, ep *Endpoint, d Delivery, now time.Ti
 	if err != nil {
 		return 0, fmt.Errorf("encoding the event: %w", err)
 	}
-	sig, err := Sign(ep.Secret, d.ID, now, body)
+	sig, err := Sign(ep.SigningSecrets(now), d.ID, now, body)
 	if err != nil {
 		return 0, err
 	}

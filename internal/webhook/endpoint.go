@@ -37,13 +37,17 @@ const (
 // Endpoint is a subscriber. Secret is the signing secret; it leaves the gateway only in the
 // responses to create and rotate-secret (see Public).
 type Endpoint struct {
-	ID                  string   `json:"id"`
-	URL                 string   `json:"url"`
-	Description         string   `json:"description"`
-	Events              []string `json:"events"`
-	Enabled             bool     `json:"enabled"`
-	Secret              string   `json:"secret,omitempty"`
-	ConsecutiveFailures int      `json:"consecutiveFailures"`
+	ID          string   `json:"id"`
+	URL         string   `json:"url"`
+	Description string   `json:"description"`
+	Events      []string `json:"events"`
+	Enabled     bool     `json:"enabled"`
+	Secret      string   `json:"secret,omitempty"`
+	// PreviousSecret is the secret a rotation replaced; deliveries are signed with it too until
+	// PreviousSecretUntil, so receivers can switch without losing one.
+	PreviousSecret      string    `json:"previousSecret,omitempty"`
+	PreviousSecretUntil time.Time `json:"previousSecretUntil,omitzero"`
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
 	// DisabledReason says why the gateway disabled the endpoint itself ("" when an admin did, or
 	// it is enabled): DisabledFailures or DisabledGone, since DisabledAt.
 	DisabledReason string    `json:"disabledReason,omitempty"`
@@ -75,7 +79,7 @@ func (e Endpoint) Audited() Audited {
 
 // Public returns the endpoint without its secret.
 func (e Endpoint) Public() Endpoint {
-	e.Secret = ""
+	e.Secret, e.PreviousSecret = "", ""
 	e.Events = slices.Clone(e.Events)
 	return e
 }
@@ -238,4 +242,31 @@ func parseURL(raw string) (*url.URL, error) {
 		return nil, &ErrURL{URL: raw, Reason: "credentials in the URL are not allowed"}
 	}
 	return u, nil
+}
+
+// DefaultRotationOverlap is how long a rotated-out secret keeps signing deliveries, as Stripe and
+// Svix do: a day to deploy the new one.
+const DefaultRotationOverlap = 24 * time.Hour
+
+// MaxRotationOverlap bounds a rotation's overlap.
+const MaxRotationOverlap = 7 * 24 * time.Hour
+
+// Rotate gives the endpoint a new secret; the old one keeps signing deliveries beside it for
+// overlap (0: it stops at once).
+func (e *Endpoint) Rotate(overlap time.Duration, now time.Time) {
+	e.PreviousSecret, e.PreviousSecretUntil = "", time.Time{}
+	if overlap > 0 {
+		e.PreviousSecret, e.PreviousSecretUntil = e.Secret, now.Add(overlap).UTC()
+	}
+	e.Secret = NewSecret()
+	e.UpdatedAt = now.UTC()
+}
+
+// SigningSecrets are the secrets a delivery at now is signed with: the current one, and the
+// rotated-out one while its overlap lasts.
+func (e *Endpoint) SigningSecrets(now time.Time) []string {
+	if e.PreviousSecret != "" && now.Before(e.PreviousSecretUntil) {
+		return []string{e.Secret, e.PreviousSecret}
+	}
+	return []string{e.Secret}
 }

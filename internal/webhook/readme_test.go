@@ -73,8 +73,11 @@ func main() {
 	if err := os.WriteFile(bodyFile, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	header := func(at time.Time) string {
-		h, err := webhook.Sign(secret, "d1", at, body)
+	header := func(at time.Time, secrets ...string) string {
+		if len(secrets) == 0 {
+			secrets = []string{secret}
+		}
+		h, err := webhook.Sign(secrets, "d1", at, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,6 +90,7 @@ func main() {
 		{"a fresh delivery", secret, header(time.Now()), "True"},
 		{"another secret", webhook.NewSecret(), header(time.Now()), "False"},
 		{"captured ten minutes earlier", secret, header(time.Now().Add(-10 * time.Minute)), "False"},
+		{"signed with a new secret and this, rotated-out, one", secret, header(time.Now(), webhook.NewSecret(), secret), "True"},
 	} {
 		for _, run := range []struct{ lang, bin string }{{"python", pythonBin}, {"go", goBin}} {
 			args := []string{tc.secret, tc.header, bodyFile}

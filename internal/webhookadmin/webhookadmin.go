@@ -160,9 +160,27 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) rotate(w http.ResponseWriter, r *http.Request) {
+	// An optional body {"overlapSeconds": n}: how long the old secret keeps signing (default a
+	// day; 0 cuts it at once).
+	var in struct {
+		OverlapSeconds *int64 `json:"overlapSeconds"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &in); err != nil {
+			h.Fail(w, r, err)
+			return
+		}
+	}
+	overlap := webhook.DefaultRotationOverlap
+	if in.OverlapSeconds != nil {
+		overlap = time.Duration(*in.OverlapSeconds) * time.Second
+		if *in.OverlapSeconds < 0 || overlap > webhook.MaxRotationOverlap {
+			h.Fail(w, r, fault.Invalid("overlapSeconds", fmt.Sprintf("overlapSeconds must be from 0 to %d", int64(webhook.MaxRotationOverlap/time.Second))))
+			return
+		}
+	}
 	ep, err := h.Webhooks.UpdateEndpoint(r.Context(), r.PathValue("id"), func(e *webhook.Endpoint) error {
-		e.Secret = webhook.NewSecret()
-		e.UpdatedAt = h.Now().UTC()
+		e.Rotate(overlap, h.Now())
 		return nil
 	})
 	if err != nil {
@@ -170,7 +188,9 @@ func (h *Handlers) rotate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.record(r, event.AdminWebhookSecretRotated, "rotate_secret", ep.ID, nil, nil)
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": ep})
+	view := ep.Public() // the new secret is shown once, here; the old one never again
+	view.Secret = ep.Secret
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": view})
 }
 
 func (h *Handlers) test(w http.ResponseWriter, r *http.Request) {

@@ -264,3 +264,51 @@ func TestEventsRecordNoWebhookURLPath(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21 item 10: rotating a secret keeps the old one signing beside the new one for an overlap
+// (a day by default), so a receiver switches without losing a delivery; overlapSeconds 0 cuts it.
+func TestRotationKeepsTheOldSecretSigningForItsOverlap(t *testing.T) {
+	s := newServer(t)
+	var mu sync.Mutex
+	var sigs []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sigs = append(sigs, r.Header.Get(webhook.HeaderSignature))
+		mu.Unlock()
+		w.WriteHeader(204)
+	}))
+	defer receiver.Close()
+	_, out := s.do(t, "POST", "/admin/webhooks", `{"url":"`+receiver.URL+`","events":["*"]}`)
+	id, old := out["webhook"].(map[string]any)["id"].(string), out["webhook"].(map[string]any)["secret"].(string)
+	v1s := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var got []string
+		for p := range strings.SplitSeq(sigs[len(sigs)-1], ",") {
+			if v, ok := strings.CutPrefix(p, "v1="); ok {
+				got = append(got, v)
+			}
+		}
+		return got
+	}
+	code, rot := s.do(t, "POST", "/admin/webhooks/"+id+"/rotate-secret", "")
+	if code != 200 || rot["webhook"].(map[string]any)["secret"] == old || rot["webhook"].(map[string]any)["previousSecret"] != nil {
+		t.Fatalf("rotate = %d %v, want the new secret once and never the old", code, rot)
+	}
+	if code, out := s.do(t, "POST", "/admin/webhooks/"+id+"/test", ""); code != 200 {
+		t.Fatalf("test = %d %v", code, out)
+	}
+	if got := v1s(); len(got) != 2 {
+		t.Errorf("during the overlap a delivery carries %d signatures, want the new and the old", len(got))
+	}
+	if code, out := s.do(t, "POST", "/admin/webhooks/"+id+"/rotate-secret", `{"overlapSeconds":-1}`); code != 400 {
+		t.Errorf("a negative overlap: %d %v, want 400", code, out)
+	}
+	if code, _ := s.do(t, "POST", "/admin/webhooks/"+id+"/rotate-secret", `{"overlapSeconds":0}`); code != 200 {
+		t.Fatal("rotate with no overlap failed")
+	}
+	s.do(t, "POST", "/admin/webhooks/"+id+"/test", "")
+	if got := v1s(); len(got) != 1 {
+		t.Errorf("after a rotation with no overlap a delivery carries %d signatures, want 1", len(got))
+	}
+}
