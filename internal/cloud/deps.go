@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
@@ -56,6 +57,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}},
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
+		ReadBudget:  &httpapi.KeyBudget{PerMinute: httpapi.DefaultReadBudget}, // per instance
 	}
 	if t.Limits != "" {
 		d.Limits = &limits.Limiter{Counter: c.Store}

@@ -104,7 +104,7 @@ func NewUsage(d Deps) (http.Handler, error) {
 		return nil, &OffError{"GET /usage", "the users and limits tables (SECUREAI_TABLE_USERS, SECUREAI_TABLE_LIMITS)"}
 	}
 	d = d.withDefaults()
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...), nil
+	return httpapi.Routes(classicapi.Render, readEndpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...), nil
 }
 
 // keyHandler serves the key and user admin routes and GET /usage, in the classic envelope.
@@ -128,5 +128,5 @@ func NewReceipts(d Deps) (http.Handler, error) {
 	}
 	d = d.withDefaults()
 	h := receipt.Handler{Store: d.Receipts, Fail: classicapi.Render}
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.ServeHTTP), receiptRoutes...), nil
+	return httpapi.Routes(classicapi.Render, readEndpoint(d, classicapi.Render, h.ServeHTTP), receiptRoutes...), nil
 }

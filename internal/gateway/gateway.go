@@ -75,6 +75,9 @@ type Deps struct {
 	KeyCacheTTL time.Duration // how long a warm function may keep a key it read (told to admins)
 	// Webhooks serves /admin/webhooks… and /admin/audit-logs; nil where events are not kept.
 	Webhooks *webhookadmin.Handlers
+	// ReadBudget bounds each key's requests to the routes that read (models, usage,
+	// policy-check, receipts); nil: unbounded.
+	ReadBudget *httpapi.KeyBudget
 	// SkipUnhealthy is the deployment's default for skip_unhealthy (SECUREAI_SKIP_UNHEALTHY).
 	SkipUnhealthy bool
 }
@@ -208,7 +211,7 @@ func models(d Deps, list openaiapi.ModelLister) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", h.ListModels)
 	mux.HandleFunc("GET /v1/models/{id...}", h.GetModel)
-	return httpapi.Routes(openaiapi.Render, endpoint(d, openaiapi.Render, mux.ServeHTTP), modelsRoutes...)
+	return httpapi.Routes(openaiapi.Render, readEndpoint(d, openaiapi.Render, mux.ServeHTTP), modelsRoutes...)
 }
 
 func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
@@ -219,4 +222,13 @@ func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.
 // endpoint wraps h with what every authenticated route needs.
 func endpoint(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
 	return httpapi.WithRequestID(httpapi.AccessLog(httpapi.Logger(d.Log), httpapi.WithBudget(d.Budget, httpapi.Authenticate(d.Keys, render, h))))
+}
+
+// readEndpoint is endpoint for a route that reads (models, usage, policy-check, receipts): the
+// key's ReadBudget applies, apart from its chat limits.
+func readEndpoint(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
+	if d.ReadBudget != nil {
+		h = d.ReadBudget.Wrap(render, h)
+	}
+	return endpoint(d, render, h)
 }

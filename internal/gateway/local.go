@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"log/slog"
 	"os"
 	"sync"
@@ -93,5 +94,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		KeyCacheTTL:   0, // the local server's cache is invalidated at once
 		Webhooks:      events.Admin(nil),
 		SkipUnhealthy: env.SkipUnhealthy,
+		ReadBudget:    &httpapi.KeyBudget{PerMinute: httpapi.DefaultReadBudget},
 	}, wait, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"io"
 	"log/slog"
 	"net/http"
@@ -214,5 +215,27 @@ func TestAFailoverReachesASignedWebhook(t *testing.T) {
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	if !strings.Contains(" "+d.header.Get("webhook-signature")+" ", " "+want+" ") || d.header.Get("webhook-id") != d.header.Get("X-SecureAI-Delivery") {
 		t.Errorf("Standard Webhooks headers id %q ts %q sig %q do not verify", d.header.Get("webhook-id"), d.header.Get("webhook-timestamp"), d.header.Get("webhook-signature"))
+	}
+}
+
+// The local server gives each key its read budget on /v1/models and the other reading routes,
+// apart from its chat limits (issue 21 item 14).
+func TestTheReadRoutesHaveAPerKeyBudget(t *testing.T) {
+	g := newLocalGateway(t, "")
+	key := g.newKey(t, `{"name":"reader","userId":"reader"}`)
+	if now := time.Now(); now.Second() >= 55 { // the reads must share one calendar minute
+		time.Sleep(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
+	}
+	refused := 0
+	for range httpapi.DefaultReadBudget + 1 {
+		if status, _, _ := g.call(t, "GET", "/v1/models", key, ""); status == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d of %d reads refused, want the one past the budget", refused, httpapi.DefaultReadBudget+1)
+	}
+	if status, _, body := g.call(t, "POST", "/v1/chat/completions", key, chatBody(`"model":"fake/ok"`)); status != 200 {
+		t.Errorf("a chat request after the reads: %d %s, want 200 (the budgets are apart)", status, body.Raw)
 	}
 }

@@ -39,7 +39,7 @@ func policyCheck(d Deps, svc *completion.Service) http.Handler {
 		}
 		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), describe))
 	}
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h), policyCheckRoutes...)
+	return httpapi.Routes(classicapi.Render, readEndpoint(d, classicapi.Render, h), policyCheckRoutes...)
 }
 
 // chatInput reads a body of either chat surface: the classic one (it names an index or a
