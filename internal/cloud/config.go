@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -47,6 +48,9 @@ type Config struct {
 	// MaxBody is SECUREAI_MAX_BODY_BYTES, DefaultMaxBody unless set, at most MaxBodyCap.
 	MaxBody     int64
 	KeyCacheTTL time.Duration // SECUREAI_KEY_CACHE_TTL, default 30s; 0 turns the cache off
+	// ReadBudget is SECUREAI_READ_BUDGET_PER_MINUTE: each key's requests a minute to the reading
+	// routes, per instance.
+	ReadBudget int
 	// CORSOrigin is SECUREAI_CORS_ORIGIN (the AllowedOrigins parameter, quoted as API Gateway
 	// wants it: 'https://app.example.com'), unquoted; "" when CORS is off ('').
 	CORSOrigin string
@@ -82,6 +86,7 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 		MaxBody:              maxBody(r),
 		KeyCacheTTL:          r.Duration("SECUREAI_KEY_CACHE_TTL", keycache.DefaultTTL),
 		SkipUnhealthy:        r.Bool("SECUREAI_SKIP_UNHEALTHY", false),
+		ReadBudget:           int(r.Positive("SECUREAI_READ_BUDGET_PER_MINUTE", httpapi.DefaultReadBudget)),
 		CORSOrigin: strings.Trim(r.Check("SECUREAI_CORS_ORIGIN", "", "an origin in single quotes such as 'https://app.example.com', '*' or ''",
 			optional(quotedOrigin)), "'"),
 		Tracing: tracing.Enabled(getenv),

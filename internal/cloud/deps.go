@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}},
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
-		ReadBudget:  &httpapi.KeyBudget{PerMinute: httpapi.DefaultReadBudget}, // per instance
+		ReadBudget:  &httpapi.KeyBudget{PerMinute: cmp.Or(c.Config.ReadBudget, httpapi.DefaultReadBudget)}, // per instance
 	}
 	if t.Limits != "" {
 		d.Limits = &limits.Limiter{Counter: c.Store}

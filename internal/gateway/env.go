@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"os"
 	"time"
 
@@ -20,6 +21,7 @@ type Env struct {
 	Demo           bool          // SECUREAI_DEMO: the built-in demo provider, default on
 	BootstrapKey   string        // SECUREAI_BOOTSTRAP_KEY: the first admin key's secret
 	SkipUnhealthy  bool          // SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say, default false
+	ReadBudget     int           // SECUREAI_READ_BUDGET_PER_MINUTE: each key's requests a minute to the reading routes
 }
 
 // LoadEnv reads the environment; a malformed value is an *envvar.Error naming the variable.
@@ -34,6 +36,7 @@ func LoadEnv() (Env, error) {
 		Demo:           r.Bool("SECUREAI_DEMO", true),
 		BootstrapKey:   r.String("SECUREAI_BOOTSTRAP_KEY", ""),
 		SkipUnhealthy:  r.Bool("SECUREAI_SKIP_UNHEALTHY", false),
+		ReadBudget:     int(r.Positive("SECUREAI_READ_BUDGET_PER_MINUTE", httpapi.DefaultReadBudget)),
 	}
 	return e, r.Err()
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"log/slog"
@@ -94,6 +95,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		KeyCacheTTL:   0, // the local server's cache is invalidated at once
 		Webhooks:      events.Admin(nil),
 		SkipUnhealthy: env.SkipUnhealthy,
-		ReadBudget:    &httpapi.KeyBudget{PerMinute: httpapi.DefaultReadBudget},
+		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 	}, wait, nil
 }

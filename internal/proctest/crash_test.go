@@ -39,7 +39,9 @@ func TestKillUnderLoadNeverDoubleBills(t *testing.T) {
 	bin := build(t)
 	dataDir := t.TempDir()
 	secret := apikey.NewSecret()
-	first := start(t, bin, dataDir, secret)
+	// The check reads back every receipt: more than a key's default read budget a minute.
+	const readBudget = "SECUREAI_READ_BUDGET_PER_MINUTE=100000"
+	first := start(t, bin, dataDir, secret, readBudget)
 	status, body, err := first.call(secret, http.MethodPost, "/admin/api-keys",
 		`{"name":"load","userId":"load","dailyLimit":1000000,"monthlyLimit":1000000,"rateLimit":{"requestsPerMinute":1000,"requestsPerHour":10000}}`)
 	var created struct {
@@ -103,7 +105,7 @@ func TestKillUnderLoadNeverDoubleBills(t *testing.T) {
 		t.Fatal("no request was answered before the kill; the test proves nothing")
 	}
 
-	second := start(t, bin, dataDir, secret)
+	second := start(t, bin, dataDir, secret, readBudget)
 	status, body, err = second.call(secret, http.MethodGet, "/admin/users/load", "")
 	var user struct {
 		User struct {
