@@ -39,6 +39,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/keycache"
+	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
 	"github.com/secureai-gateway/gateway/internal/tracing"
@@ -73,6 +74,10 @@ type Cloud struct {
 	Bus event.Sender
 	// Guard decides which webhook URLs may be delivered to.
 	Guard *webhook.Guard
+	// Metrics writes one CloudWatch Embedded Metric Format record per completion (and per
+	// breaker opening, webhook delivery, unpublished batch of events) to stdout, the function's
+	// log: CloudWatch extracts the metrics, with no call and no agent.
+	Metrics metrics.Recorder
 
 	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
@@ -126,11 +131,13 @@ func Load(ctx context.Context) (*Cloud, error) {
 	// The function's one logger: the lines every 5xx writes (httpapi) go to CloudWatch as JSON.
 	slog.SetDefault(log)
 	queues := sqs.NewFromConfig(awsCfg)
+	emf := metrics.NewEMF(os.Stdout)
 	var events event.Publisher = event.Discard{}
 	var bus event.Sender
 	if cfg.EventBus != "" {
 		bus = eventbridge.New(eb.NewFromConfig(awsCfg), cfg.EventBus)
 		async := event.NewAsync(bus, log)
+		async.Unpublished = emf.EventsUnpublished
 		if cfg.EventOutboxURL != "" {
 			async.Outbox = sqsqueue.Outbox{API: queues, URL: cfg.EventOutboxURL}
 		}
@@ -143,6 +150,7 @@ func Load(ctx context.Context) (*Cloud, error) {
 		Events:   events,
 		Bus:      bus,
 		Guard:    webhook.NewGuard(webhookReach(cfg.AllowPrivateWebhooks)),
+		Metrics:  emf,
 		secrets:  secretsmanager.NewFromConfig(awsCfg),
 		sqs:      queues,
 		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},

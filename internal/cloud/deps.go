@@ -11,12 +11,14 @@ import (
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
@@ -54,8 +56,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	d := gateway.Deps{SkipUnhealthy: c.Config.SkipUnhealthy,
 		Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody,
 		HTTPClient: c.ProviderClient(), Engine: c.Engine(), Idempotency: c.Idempotency(),
-		// GatewayDeps runs once per instance: its limit windows are the instance's.
-		Observer:    emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}},
+		Observer:    c.observer(),
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
 		ReadBudget:  &httpapi.KeyBudget{PerMinute: cmp.Or(c.Config.ReadBudget, httpapi.DefaultReadBudget)}, // per instance
@@ -76,7 +77,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 			Invalidate:   c.keys.inner.Invalidate}
 	}
 	if t.CircuitBreakers != "" {
-		d.Breakers = breaker.New(c.Store, c.breakers, emit.Breakers(c.Events))
+		d.Breakers = breaker.New(c.Store, c.breakers, c.breakerAudit())
 	}
 	if t.Receipts != "" {
 		d.Receipts = c.Store
@@ -89,6 +90,24 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 			Audit: c.Store.AuditLog(), Events: c.Events, Now: time.Now}
 	}
 	return d, nil
+}
+
+// observer hears every completion: its events, and its metrics record (when Metrics is set).
+func (c *Cloud) observer() completion.Observer {
+	// GatewayDeps runs once per instance: its limit windows are the instance's.
+	events := emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}}
+	if c.Metrics == nil {
+		return events
+	}
+	return completion.Observers{events, c.Metrics}
+}
+
+// breakerAudit publishes each breaker opening and closing, and counts the openings.
+func (c *Cloud) breakerAudit() func(context.Context, breaker.Event) {
+	if c.Metrics == nil {
+		return emit.Breakers(c.Events)
+	}
+	return metrics.BreakerAudit(c.Metrics, emit.Breakers(c.Events))
 }
 
 // secretsAtOnce reads the provider credentials and (when configured) the signing keyset
@@ -125,6 +144,9 @@ func (c *Cloud) signer(ctx context.Context) (*signing.Signer, error) {
 // deliveries, which are never queued).
 func (c *Cloud) Dispatcher() *webhook.Dispatcher {
 	d := &webhook.Dispatcher{Store: c.Store, Log: c.Log, Poster: &webhook.Poster{Client: c.Guard.Client(), Now: time.Now}}
+	if c.Metrics != nil {
+		d.Observe = c.Metrics.WebhookDelivery
+	}
 	if c.Config.WebhookQueueURL != "" {
 		d.Queue = sqsqueue.Queue{API: c.sqs, URL: c.Config.WebhookQueueURL}
 	}

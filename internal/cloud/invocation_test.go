@@ -1,6 +1,7 @@
 package cloud_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 )
@@ -91,6 +93,62 @@ func TestEventsPublishedBeforeTheStreamEnds(t *testing.T) {
 	if got := sender.types(); len(got) != 1 || got[0] != event.ModelFailover {
 		t.Errorf("events handed over when the stream ended: %v, want the one %s", got, event.ModelFailover)
 	}
+}
+
+// A chat function writes one EMF record for a request, to its log: a failover streamed by the
+// demo provider is counted by its surface, outcome, serving model and first failover.
+func TestAChatRequestWritesOneMetricsRecord(t *testing.T) {
+	fx := newFixture(t)
+	t.Setenv("SECUREAI_DEMO", "true")
+	c, _ := load(t)
+	var log syncBuffer
+	c.Metrics = metrics.NewEMF(&log)
+
+	out, _ := invokeStream(t, openAIChat(c), fx.secret,
+		`{"model":"demo/error-500","fallback_models":["demo/ok"],"stream":true,"messages":[{"role":"user","content":"Hello"}]}`, 10*time.Second)
+	if !strings.HasSuffix(out, "data: [DONE]\n\n") {
+		t.Fatalf("the stream did not end cleanly:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d records, want one:\n%s", len(lines), log.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	aws, _ := rec["_aws"].(map[string]any)
+	directives, _ := aws["CloudWatchMetrics"].([]any)
+	if len(directives) != 3 || directives[0].(map[string]any)["Namespace"] != metrics.Namespace {
+		t.Errorf("directives %v", aws)
+	}
+	for k, want := range map[string]any{"Surface": "openai", "Outcome": "ok", "Model": "demo/ok", "FailedModel": "demo/error-500",
+		"NextModel": "demo/ok", "Reason": "server_error", "Requests": 1.0, "Attempts": 2.0, "Failovers": 1.0} {
+		if rec[k] != want {
+			t.Errorf("%s = %v, want %v in %s", k, rec[k], want, lines[0])
+		}
+	}
+	if strings.Contains(lines[0], fx.secret) {
+		t.Errorf("the record holds the key: %s", lines[0])
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // A stream still running at the invocation's deadline ends the reserve before it with an error

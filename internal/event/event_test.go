@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
@@ -150,12 +151,17 @@ func (failing) Send(context.Context, []event.Event) error { return errors.New("b
 
 func TestPublishFailureIsCountedNotReturned(t *testing.T) {
 	p := event.NewAsync(failing{}, quiet())
+	var told []string
+	p.Unpublished = func(fate string, n int) { told = append(told, fmt.Sprint(fate, n)) }
 	p.Publish(context.Background(), event.WebhookTestEvent("wh", event.Subject{}, now), event.WebhookTestEvent("wh", event.Subject{}, now))
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if st := p.Stats(); st.Failed != 2 || st.Published != 0 {
 		t.Errorf("Stats = %+v, want 2 failed", st)
+	}
+	if !slices.Equal(told, []string{"lost2"}) {
+		t.Errorf("Unpublished told %v, want 2 lost", told)
 	}
 }
 
@@ -213,10 +219,15 @@ func TestAFailedSendGoesToTheOutbox(t *testing.T) {
 	out := &outbox{}
 	p := event.NewAsync(failing{}, quiet())
 	p.Outbox = out
+	var told []string
+	p.Unpublished = func(fate string, n int) { told = append(told, fmt.Sprint(fate, n)) }
 	a, b := event.WebhookTestEvent("wh", event.Subject{}, now), event.WebhookTestEvent("wh", event.Subject{}, now)
 	p.Publish(context.Background(), a, b)
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(told, []string{"outbox2"}) {
+		t.Errorf("Unpublished told %v, want 2 to the outbox", told)
 	}
 	if got := out.ids(); !slices.Equal(got, []string{a.ID, b.ID}) {
 		t.Errorf("outbox got %v, want both events", got)

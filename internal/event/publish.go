@@ -48,6 +48,9 @@ type Async struct {
 	// may then arrive twice (the Sender may yet succeed); consumers deduplicate by event id.
 	// Set it before the first Publish.
 	Outbox Sender
+	// Unpublished, when set, is told of events the Sender did not take: n put in the outbox
+	// (fate "outbox") or lost ("lost"). For metrics; set it before the first Publish.
+	Unpublished func(fate string, n int)
 
 	send Sender
 	log  *slog.Logger
@@ -96,6 +99,7 @@ func (a *Async) Publish(ctx context.Context, events ...Event) {
 			a.published.Add(int64(len(events)))
 		case a.Outbox == nil:
 			a.failed.Add(int64(len(events)))
+			a.unpublished("lost", len(events))
 			a.log.ErrorContext(base, "events not published", "count", len(events), "first_type", string(events[0].Type), "err", err)
 		default:
 			a.toOutbox(base, events, err)
@@ -110,14 +114,22 @@ func (a *Async) toOutbox(ctx context.Context, events []Event, cause error) {
 	defer cancel()
 	if err := a.Outbox.Send(ctx, events); err != nil {
 		a.failed.Add(int64(len(events)))
+		a.unpublished("lost", len(events))
 		// The events themselves go to the log: the one record left of them.
 		a.log.ErrorContext(ctx, "events lost: neither published nor put in the outbox", "count", len(events),
 			"events", events, "err", errors.Join(cause, err))
 		return
 	}
 	a.deferred.Add(int64(len(events)))
+	a.unpublished("outbox", len(events))
 	a.log.WarnContext(ctx, "events put in the outbox for a later publish", "count", len(events),
 		"first_type", string(events[0].Type), "cause", cause)
+}
+
+func (a *Async) unpublished(fate string, n int) {
+	if a.Unpublished != nil {
+		a.Unpublished(fate, n)
+	}
 }
 
 func (a *Async) done(j *job) {

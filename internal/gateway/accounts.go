@@ -66,7 +66,14 @@ var (
 	usageRoutes   = []string{"GET /usage"}
 	jwksRoutes    = []string{"GET /.well-known/jwks.json"}
 	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
+	metricsRoutes = []string{"GET /metrics"}
 )
+
+// metricsEndpoint serves GET /metrics to admin keys only (401 anonymous, 403 a normal key): the
+// numbers describe every key's traffic.
+func metricsEndpoint(d Deps) http.Handler {
+	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, d.Metrics).ServeHTTP), metricsRoutes...)
+}
 
 // NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…
 // and /admin/audit-logs (each where its store is configured): admin keys

@@ -80,6 +80,9 @@ type Deps struct {
 	ReadBudget *httpapi.KeyBudget
 	// SkipUnhealthy is the deployment's default for skip_unhealthy (SECUREAI_SKIP_UNHEALTHY).
 	SkipUnhealthy bool
+	// Metrics serves GET /metrics, to admin keys only (the local server's Prometheus registry);
+	// nil: no such route.
+	Metrics http.Handler
 }
 
 func (d Deps) withDefaults() Deps {
@@ -169,6 +172,9 @@ func New(d Deps) (*Gateway, error) {
 			return nil, err
 		}
 		g.mount(h, e.routes)
+	}
+	if d.Metrics != nil {
+		g.mount(metricsEndpoint(d), metricsRoutes)
 	}
 	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
 	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))

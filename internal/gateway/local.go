@@ -14,6 +14,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
@@ -21,6 +22,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/localevents"
+	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
@@ -41,6 +43,14 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 			webhook.EnvAllowPrivate + "=public|loopback|private; loopback is the local default)")
 	}
 	events := localevents.New(store, reach, log)
+	// Metrics: the completion observer and its hooks, served at GET /metrics.
+	m := metrics.NewPrometheus(func(model string) string {
+		if c, ok := cat.Models[model]; ok && c.Provider != "" {
+			return c.Provider
+		}
+		return metrics.ProviderOf(model)
+	})
+	events.Publisher.Unpublished, events.Dispatcher.Observe = m.EventsUnpublished, m.WebhookDelivery
 	breakerCfg, err := breaker.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return d, nil, err
@@ -80,11 +90,11 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
 		Idempotency: store,
-		Observer:    emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}},
+		Observer:    completion.Observers{emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}}, m},
 		Limits:      &limits.Limiter{Counter: counts},
 		Billing:     biller,
 		Ledger:      &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller},
-		Breakers:    breaker.New(store, breakerCfg, emit.Breakers(events.Publisher)),
+		Breakers:    breaker.New(store, breakerCfg, metrics.BreakerAudit(m, emit.Breakers(events.Publisher))),
 		Signer:      signer,
 		Receipts:    store,
 		KeyAdmin: &keyadmin.Service{Keys: store, Users: store,
@@ -96,5 +106,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		Webhooks:      events.Admin(nil),
 		SkipUnhealthy: env.SkipUnhealthy,
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
+		Metrics:       m.Handler(),
 	}, wait, nil
 }

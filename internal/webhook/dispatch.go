@@ -27,6 +27,15 @@ type Dispatcher struct {
 	Queue  Queue
 	Poster *Poster
 	Log    *slog.Logger
+	// Observe, when set, is told how each delivery attempt Deliver runs ended: "delivered",
+	// "retrying" (another attempt is queued) or "failed" (it was the last). For metrics.
+	Observe func(outcome string)
+}
+
+func (d *Dispatcher) observe(outcome string) {
+	if d.Observe != nil {
+		d.Observe(outcome)
+	}
 }
 
 // FanOut queues one delivery of ev per enabled endpoint subscribed to it. Running it twice for
@@ -70,14 +79,17 @@ func (d *Dispatcher) Deliver(ctx context.Context, dl Delivery) error {
 	}
 	switch {
 	case a.Succeeded():
+		d.observe("delivered")
 		if ep.ConsecutiveFailures > 0 {
 			return d.settle(ctx, ep.ID, outcomeDelivered)
 		}
 		return nil
 	case a.StatusCode == http.StatusGone:
 		// The receiver asks for no more deliveries (as Stripe and Svix read a 410): no retry.
+		d.observe("failed")
 		return d.settle(ctx, ep.ID, outcomeGone)
 	case dl.Attempt < len(Backoff):
+		d.observe("retrying")
 		next := dl
 		next.Attempt++
 		if err := d.Queue.Enqueue(ctx, next, Backoff[dl.Attempt]); err != nil {
@@ -85,6 +97,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, dl Delivery) error {
 		}
 		return nil
 	default:
+		d.observe("failed")
 		d.Log.WarnContext(ctx, "webhook delivery failed", "endpoint", ep.ID, "delivery", dl.ID, "event", dl.Event.ID, "err", a.Error)
 		return d.settle(ctx, ep.ID, outcomeFailed)
 	}

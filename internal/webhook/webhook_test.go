@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -331,6 +332,8 @@ func TestFailedAttemptIsRetriedLaterWithTheSameDeliveryID(t *testing.T) {
 
 func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing.T) {
 	f := newFixture(t, webhook.ReachLoopback)
+	outcomes := map[string]int{}
+	f.disp.Observe = func(outcome string) { outcomes[outcome]++ }
 	r := newReceiver(t, status(503))
 	ep := f.endpoint(t, r.srv.URL, "*")
 	r.secret = ep.Secret
@@ -356,6 +359,9 @@ func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing
 		if got.ConsecutiveFailures != i || got.Enabled != (i < webhook.DisableAfter) {
 			t.Fatalf("after %d failed deliveries: failures %d enabled %v", i, got.ConsecutiveFailures, got.Enabled)
 		}
+	}
+	if want := map[string]int{"retrying": 2 * webhook.DisableAfter, "failed": webhook.DisableAfter}; !maps.Equal(outcomes, want) {
+		t.Errorf("Observe told %v, want %v", outcomes, want)
 	}
 	if err := f.disp.FanOut(ctx, failover); err != nil || len(f.queue.take()) != 0 {
 		t.Fatal("a disabled endpoint still gets deliveries")
