@@ -54,6 +54,9 @@ const (
 	// chainReserve is kept back from the request's deadline by a failover chain: the time to
 	// write the answer after the last attempt it starts.
 	chainReserve = 100 * time.Millisecond
+	// DeadlineReserve is reserve, for the template's tests: a function's Timeout less it must end
+	// within its API Gateway integration's timeout, so the function's own answer gets through.
+	DeadlineReserve = reserve
 	// The SDK's own retries stay short: a store or secret that is down must not use up the
 	// invocation in backoff, and an attempt that hangs is cut and tried again.
 	sdkMaxAttempts    = 3

@@ -48,7 +48,7 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 // The events each function must have, by the suffix of events/<function>-<kind>.json.
 var (
 	chatKinds   = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
-	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "bad-key"},
+	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
 )
@@ -544,6 +544,12 @@ func check(t *testing.T, fn, kind string, r response) {
 				t.Errorf("models %v lack %s", ids, want)
 			}
 		}
+
+	case "models/model":
+		// GET /v1/models/{id+}: API Gateway passes the id's slash on in the path.
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "model", "object")
+		expectString(t, v, "demo/ok", "id")
 
 	case "policy-check/plain":
 		// The dry run of the failover sample: every check passes, and nothing is called.
