@@ -2,6 +2,7 @@ package dynamostore_test
 
 import (
 	"context"
+	"github.com/secureai-gateway/gateway/internal/testenv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,7 +30,8 @@ func newEventStore(t *testing.T, client *dynamodb.Client) *dynamostore.Store {
 }
 
 func TestWebhooksContract(t *testing.T) {
-	client := newClient(t)
+	// Concurrent cases: moto served single-threaded, whose writes are atomic as DynamoDB's.
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
 	storetest.RunWebhooks(t, func(t *testing.T) webhook.Store { return newEventStore(t, client) })
 }
 

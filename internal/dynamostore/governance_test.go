@@ -2,6 +2,7 @@ package dynamostore_test
 
 import (
 	"context"
+	"github.com/secureai-gateway/gateway/internal/testenv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,6 +35,8 @@ func newGovernanceStore(t *testing.T, client *dynamodb.Client) *dynamostore.Stor
 }
 
 func TestBreakersContract(t *testing.T) {
-	client := newClient(t)
+	// The contract counts concurrent violations: a server whose writes are atomic, as DynamoDB's
+	// are (moto's threaded server is not; testenv.MotoSerial).
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
 	storetest.RunBreakers(t, func(t *testing.T) breaker.Store { return newGovernanceStore(t, client) })
 }

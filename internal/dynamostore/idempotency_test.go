@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/secureai-gateway/gateway/internal/testenv"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 )
 
 func TestIdempotencyContract(t *testing.T) {
-	client := newClient(t)
+	// Concurrent cases: moto served single-threaded, whose writes are atomic as DynamoDB's.
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
 	storetest.RunIdempotency(t, func(t *testing.T) idempotency.Store {
 		return newStore(t, client)
 	})
