@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/secureai-gateway/gateway/internal/latencybench"
 	"io"
 	"net/http"
 	"os/exec"
@@ -35,11 +36,11 @@ type lambda struct {
 }
 
 func startLambda(rie, bootstrap string, env []string) (*lambda, error) {
-	api, err := freeAddr()
+	api, err := latencybench.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	emu, err := freeAddr()
+	emu, err := latencybench.FreeAddr()
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package cloudbench
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
 	"sync"
@@ -55,15 +54,6 @@ func (p *proc) waitHTTP(url string, bound time.Duration) error {
 		}
 	}
 	return fmt.Errorf("%s did not answer at %s within %s", p.cmd.Path, url, bound)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 type lockedBuffer struct {

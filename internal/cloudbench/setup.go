@@ -26,7 +26,7 @@ import (
 
 // startMoto starts root's moto_server on a loopback port.
 func startMoto(root string) (*proc, string, error) {
-	addr, err := freeAddr()
+	addr, err := latencybench.FreeAddr()
 	if err != nil {
 		return nil, "", err
 	}

@@ -45,7 +45,7 @@ type gatewayProc struct {
 // admin key, and returns once it listens. env is added to this process's environment (and wins
 // over it). Output goes to logPath, a file: the access log of a long run is large.
 func startGateway(ctx context.Context, bin, dataDir, logPath string, env []string) (*gatewayProc, error) {
-	addr, err := freeAddr()
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,8 @@ func (g *gatewayProc) logTail() string {
 	return string(raw)
 }
 
-func freeAddr() (string, error) {
+// FreeAddr is a loopback address with a port free now, for a server the benchmark starts.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
