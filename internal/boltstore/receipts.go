@@ -225,19 +225,27 @@ func decodeReceipt(id string, raw []byte) (receipt.Record, error) {
 	return r, nil
 }
 
-// decodeJWS splits a compact JWS into its three decoded parts; ok is false unless each part is
-// canonical unpadded base64url, so encoding them again gives back exactly the JWS.
+// decodeJWS splits a compact JWS into its three decoded parts (in one buffer); ok is false unless
+// each part is canonical unpadded base64url, so encoding them again gives back exactly the JWS.
 func decodeJWS(jws string) (parts [3][]byte, ok bool) {
-	fields := strings.Split(jws, ".")
-	if len(fields) != 3 {
+	if strings.Count(jws, ".") != 2 {
 		return parts, false
 	}
-	for i, f := range fields {
-		p, err := base64.RawURLEncoding.Strict().DecodeString(f)
-		if err != nil || base64.RawURLEncoding.EncodeToString(p) != f {
+	enc := base64.RawURLEncoding.Strict() // Strict refuses non-zero padding bits
+	src := []byte(jws)
+	buf := make([]byte, enc.DecodedLen(len(src)))
+	for i := range parts {
+		f := src
+		if i < 2 {
+			f, src, _ = bytes.Cut(src, []byte{'.'})
+		}
+		n, err := enc.Decode(buf, f)
+		// The decoder skips CR and LF: a part that decodes to fewer bytes than its length
+		// implies had some, and would not encode back to itself.
+		if err != nil || enc.EncodedLen(n) != len(f) {
 			return parts, false
 		}
-		parts[i] = p
+		parts[i], buf = buf[:n:n], buf[n:]
 	}
 	return parts, true
 }
