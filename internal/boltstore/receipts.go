@@ -28,7 +28,6 @@ var (
 
 // PutReceipt implements receipt.Store.
 func (s *Store) PutReceipt(_ context.Context, r receipt.Record) error {
-	raw := encodeReceipt(r)
 	p := s.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -39,7 +38,7 @@ func (s *Store) PutReceipt(_ context.Context, r receipt.Record) error {
 	if err != nil && !errors.Is(err, receipt.ErrNotFound) {
 		return err
 	}
-	p.receipts[r.BundleID] = raw
+	p.receipts[r.BundleID] = r // a draft is signed by the flusher
 	p.wrote()
 	return nil
 }
@@ -57,8 +56,11 @@ func (s *Store) Receipt(_ context.Context, bundleID string) (receipt.Record, err
 
 // receiptLocked finds a receipt pending or committed, expired or not. Call it with p.mu held.
 func (s *Store) receiptLocked(bundleID string) (r receipt.Record, err error) {
-	if raw, ok := s.p.receipt(bundleID); ok {
-		return decodeReceipt(bundleID, raw)
+	if r, ok := s.p.receipt(bundleID); ok {
+		return r.Signed() // a draft read before its commit is signed here too: the same bytes
+	}
+	if bundleID > s.p.newestReceipt {
+		return r, receipt.ErrNotFound
 	}
 	err = s.db.View(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketReceipts).Get([]byte(bundleID))
@@ -71,16 +73,36 @@ func (s *Store) receiptLocked(bundleID string) (r receipt.Record, err error) {
 	return r, err
 }
 
-// putReceipts writes pending receipts and their expiry index inside a Flush. A receipt it
-// replaces (one past its retention) leaves the index with it.
-func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
+// encodedReceipt is a pending receipt, signed and encoded for the file.
+type encodedReceipt struct {
+	id      string
+	expires time.Time
+	raw     []byte
+}
+
+// encodeReceipts signs and encodes a Flush's receipts, in bundle id order: each insert then
+// appends to the last page (a map's order would split pages at random points and leave them
+// part empty).
+func encodeReceipts(pending map[string]receipt.Record) ([]encodedReceipt, error) {
+	out := make([]encodedReceipt, 0, len(pending))
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
+		r, err := pending[id].Signed()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, encodedReceipt{id: id, expires: r.ExpiresAt, raw: encodeReceipt(r)})
+	}
+	return out, nil
+}
+
+// putReceipts writes a Flush's receipts and their expiry index. A receipt it replaces (one past
+// its retention) leaves the index with it.
+func putReceipts(tx *bolt.Tx, receipts []encodedReceipt) error {
 	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
 	// Bundle ids and expiries grow with time, so inserts append: full pages waste nothing.
 	b.FillPercent, idx.FillPercent = appendFill, appendFill
-	// In key order, so each insert appends to the last page (a map's order would split pages at
-	// random points and leave them part empty).
-	for _, id := range slices.Sorted(maps.Keys(pending)) {
-		raw := pending[id]
+	for _, e := range receipts {
+		id := e.id
 		if old := b.Get([]byte(id)); old != nil {
 			if prev, err := decodeReceipt(id, old); err == nil {
 				if err := idx.Delete(expiryKey(prev.ExpiresAt, id)); err != nil {
@@ -88,14 +110,10 @@ func putReceipts(tx *bolt.Tx, pending map[string][]byte) error {
 				}
 			}
 		}
-		r, err := decodeReceipt(id, raw)
-		if err != nil {
+		if err := b.Put([]byte(id), e.raw); err != nil {
 			return err
 		}
-		if err := b.Put([]byte(id), raw); err != nil {
-			return err
-		}
-		if err := idx.Put(expiryKey(r.ExpiresAt, id), nil); err != nil {
+		if err := idx.Put(expiryKey(e.expires, id), nil); err != nil {
 			return err
 		}
 	}
@@ -207,19 +225,27 @@ func decodeReceipt(id string, raw []byte) (receipt.Record, error) {
 	return r, nil
 }
 
-// decodeJWS splits a compact JWS into its three decoded parts; ok is false unless each part is
-// canonical unpadded base64url, so encoding them again gives back exactly the JWS.
+// decodeJWS splits a compact JWS into its three decoded parts (in one buffer); ok is false unless
+// each part is canonical unpadded base64url, so encoding them again gives back exactly the JWS.
 func decodeJWS(jws string) (parts [3][]byte, ok bool) {
-	fields := strings.Split(jws, ".")
-	if len(fields) != 3 {
+	if strings.Count(jws, ".") != 2 {
 		return parts, false
 	}
-	for i, f := range fields {
-		p, err := base64.RawURLEncoding.Strict().DecodeString(f)
-		if err != nil || base64.RawURLEncoding.EncodeToString(p) != f {
+	enc := base64.RawURLEncoding.Strict() // Strict refuses non-zero padding bits
+	src := []byte(jws)
+	buf := make([]byte, enc.DecodedLen(len(src)))
+	for i := range parts {
+		f := src
+		if i < 2 {
+			f, src, _ = bytes.Cut(src, []byte{'.'})
+		}
+		n, err := enc.Decode(buf, f)
+		// The decoder skips CR and LF: a part that decodes to fewer bytes than its length
+		// implies had some, and would not encode back to itself.
+		if err != nil || enc.EncodedLen(n) != len(f) {
 			return parts, false
 		}
-		parts[i] = p
+		parts[i], buf = buf[:n:n], buf[n:]
 	}
 	return parts, true
 }

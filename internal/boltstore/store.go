@@ -40,7 +40,9 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: opening %s: %w", path, err)
 	}
+	var newestReceipt []byte
 	err = db.Update(func(tx *bolt.Tx) error {
+		defer func() { newestReceipt, _ = tx.Bucket(bucketReceipts).Cursor().Last() }()
 		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers, bucketWebhooks, bucketAttempts, bucketPending, bucketAudit, bucketReceipts, bucketReceiptExpiry} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -53,6 +55,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: %w", err)
 	}
 	s := &Store{db: db, p: newPending()}
+	s.p.newestReceipt = string(newestReceipt)
 	go s.run(FlushInterval)
 	return s, nil
 }

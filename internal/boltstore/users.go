@@ -40,7 +40,8 @@ func (s *Store) CreateUser(_ context.Context, u *billing.User) error {
 	if e.u != nil {
 		return billing.ErrExists
 	}
-	s.setUserLocked(e, *u)
+	kept := *u // the caller's record stays its own
+	s.setUserLocked(e, &kept)
 	return nil
 }
 
@@ -90,8 +91,9 @@ func (s *Store) modifyUser(id string, fn func(*billing.User) error) error {
 	if e.u == nil {
 		return billing.ErrNotFound
 	}
-	u := *e.u // a copy: fn's error must leave the kept record as it was
-	if err := fn(&u); err != nil {
+	u := new(billing.User)
+	*u = *e.u // a copy: fn's error must leave the kept record as it was
+	if err := fn(u); err != nil {
 		return err
 	}
 	s.setUserLocked(e, u)
@@ -124,8 +126,8 @@ func (s *Store) userLocked(id string) (*userEntry, error) {
 	return e, nil
 }
 
-func (s *Store) setUserLocked(e *userEntry, u billing.User) {
-	e.u = &u
+func (s *Store) setUserLocked(e *userEntry, u *billing.User) {
+	e.u = u
 	s.p.users[u.ID] = e
 	if !e.dirty {
 		e.dirty = true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/receipt"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -42,12 +43,19 @@ type pending struct {
 	mu sync.Mutex
 	// users holds every user read or written since the store opened: the authoritative copy.
 	users map[string]*userEntry
-	// receipts and audit are keyed by their bolt key; an entry leaves once it is committed.
-	receipts map[string][]byte
+	// receipts and audit are keyed by their bolt key; an entry leaves once it is committed. A
+	// receipt may be a draft: the flusher signs it (receipt.Record.Signed), off the answer's path.
+	receipts map[string]receipt.Record
 	audit    map[string][]byte
 	n        int // writes since the last commit
+	// newestReceipt is the greatest bundle id in the file: an id above it is not there, so a
+	// fresh (time-ordered) id is stored and looked up without reading the file.
+	newestReceipt string
 	// committing is what a Flush took and has not committed yet: still read from here.
-	committing struct{ receipts, audit map[string][]byte }
+	committing struct {
+		receipts map[string]receipt.Record
+		audit    map[string][]byte
+	}
 
 	flushMu sync.Mutex    // one commit at a time
 	kick    chan struct{} // asks the flusher to commit now
@@ -62,7 +70,7 @@ type userEntry struct {
 }
 
 func newPending() *pending {
-	return &pending{users: map[string]*userEntry{}, receipts: map[string][]byte{}, audit: map[string][]byte{},
+	return &pending{users: map[string]*userEntry{}, receipts: map[string]receipt.Record{}, audit: map[string][]byte{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -119,36 +127,22 @@ func (s *Store) Flush() error {
 		}
 	}
 	receipts, audit := p.receipts, p.audit
-	p.receipts, p.audit, p.n = make(map[string][]byte, len(receipts)), make(map[string][]byte, len(audit)), 0
+	p.receipts, p.audit, p.n = make(map[string]receipt.Record, len(receipts)), make(map[string][]byte, len(audit)), 0
 	p.committing.receipts, p.committing.audit = receipts, audit
 	p.mu.Unlock()
 
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		ub := tx.Bucket(bucketUsers)
-		for id, u := range users {
-			raw, err := json.Marshal(u)
-			if err != nil {
-				return err
-			}
-			if err := ub.Put([]byte(id), raw); err != nil {
-				return err
-			}
-		}
-		if err := putReceipts(tx, receipts); err != nil {
-			return err
-		}
-		ab := tx.Bucket(bucketAudit)
-		ab.FillPercent = appendFill // sort keys start with the time
-		for _, k := range slices.Sorted(maps.Keys(audit)) {
-			if err := ab.Put([]byte(k), audit[k]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	encoded, err := encodeReceipts(receipts) // signs the drafts, before the file's write lock
+	if err == nil {
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			return commit(tx, users, encoded, audit)
+		})
+	}
 
 	p.mu.Lock()
 	p.committing.receipts, p.committing.audit = nil, nil
+	if n := len(encoded); err == nil && n > 0 && encoded[n-1].id > p.newestReceipt {
+		p.newestReceipt = encoded[n-1].id
+	}
 	if err != nil {
 		// Put everything back for the next try; a user written since keeps its newer record.
 		for id := range users {
@@ -166,13 +160,38 @@ func (s *Store) Flush() error {
 	return err
 }
 
-// receipt returns a receipt written and not yet committed. Call it with p.mu held.
-func (p *pending) receipt(key string) ([]byte, bool) {
-	if raw, ok := p.receipts[key]; ok {
-		return raw, true
+// commit writes a Flush's users, receipts and audit entries in its transaction.
+func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceipt, audit map[string][]byte) error {
+	ub := tx.Bucket(bucketUsers)
+	for id, u := range users {
+		raw, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		if err := ub.Put([]byte(id), raw); err != nil {
+			return err
+		}
 	}
-	raw, ok := p.committing.receipts[key]
-	return raw, ok
+	if err := putReceipts(tx, receipts); err != nil {
+		return err
+	}
+	ab := tx.Bucket(bucketAudit)
+	ab.FillPercent = appendFill // sort keys start with the time
+	for _, k := range slices.Sorted(maps.Keys(audit)) {
+		if err := ab.Put([]byte(k), audit[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// receipt returns a receipt written and not yet committed. Call it with p.mu held.
+func (p *pending) receipt(key string) (receipt.Record, bool) {
+	if r, ok := p.receipts[key]; ok {
+		return r, true
+	}
+	r, ok := p.committing.receipts[key]
+	return r, ok
 }
 
 // hasAudit reports whether an audit entry is written and not yet committed. Call it with

@@ -216,6 +216,12 @@ func TestReceiptRecordIsCompactAndExact(t *testing.T) {
 	for _, r := range []receipt.Record{
 		{BundleID: "b1", KeyID: "key_1", JWS: jws, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 		{BundleID: "b2", KeyID: "key_1", JWS: "not.a.jws!", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		// Forms that decode but would not encode back to themselves are kept as they are.
+		{BundleID: "b3", KeyID: "key_1", JWS: "eyJh\nbGciOiJFZERTQSJ9.e30.c2ln", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		{BundleID: "b4", KeyID: "key_1", JWS: "e30=.e30.c2ln", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		{BundleID: "b5", KeyID: "key_1", JWS: "e31.e30.c2ln", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		{BundleID: "b6", KeyID: "key_1", JWS: "e30.e30.c2ln.e30", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		{BundleID: "b7", KeyID: "key_1", JWS: "e30..", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 	} {
 		raw := encodeReceipt(r)
 		got, err := decodeReceipt(r.BundleID, raw)

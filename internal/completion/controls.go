@@ -58,9 +58,9 @@ type Controls struct {
 	Tokens interface {
 		Mint(a entitlement.Attempt) (entitlement.Token, error)
 	}
-	// Receipts sign the receipt of a served request; the Ledger keeps it.
+	// Receipts draft the receipt of a served request; the Ledger keeps it, signed by its store.
 	Receipts interface {
-		Sign(c receipt.Claims) (receipt.Record, error)
+		Draft(c receipt.Claims) (receipt.Record, error)
 	}
 }
 
@@ -181,7 +181,7 @@ func (c *Call) settle(ctx context.Context, o *Outcome) {
 	ctl := &c.svc.Controls
 	var rec *receipt.Record
 	if o.Served != "" && ctl.Receipts != nil && c.BundleID() != "" {
-		r, err := ctl.Receipts.Sign(c.receipt(o))
+		r, err := ctl.Receipts.Draft(c.receipt(o)) // the store signs it (Record.Signed)
 		if rec, o.ReceiptErr = &r, err; err != nil {
 			rec = nil
 		}

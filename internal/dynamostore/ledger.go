@@ -69,7 +69,11 @@ func (s *Store) Settle(ctx context.Context, userID string, c *billing.Charge, re
 	if err != nil {
 		return err
 	}
-	put, err := conditionalPut(s.tables.Receipts, receiptItem(*rec), receiptAbsent())
+	item, err := receiptItem(*rec)
+	if err != nil {
+		return err
+	}
+	put, err := conditionalPut(s.tables.Receipts, item, receiptAbsent())
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ type localGateway struct {
 	up    *recordingUpstream
 }
 
-func newLocalGateway(t *testing.T, policies string) *localGateway {
+func newLocalGateway(t testing.TB, policies string) *localGateway {
 	t.Helper()
 	up := &recordingUpstream{fake: openaifake.New(300 * time.Millisecond)}
 	fakeSrv, otherSrv := httptest.NewServer(up.handler("fake")), httptest.NewServer(up.handler("other"))
@@ -121,7 +121,7 @@ func newLocalGateway(t *testing.T, policies string) *localGateway {
 }
 
 // call sends body to path with the key and returns the status, headers and parsed body.
-func (g *localGateway) call(t *testing.T, method, path, key, body string) (int, http.Header, gjson.Result) {
+func (g *localGateway) call(t testing.TB, method, path, key, body string) (int, http.Header, gjson.Result) {
 	t.Helper()
 	req, _ := http.NewRequest(method, g.url+path, strings.NewReader(body))
 	if key != "" {
@@ -137,7 +137,7 @@ func (g *localGateway) call(t *testing.T, method, path, key, body string) (int, 
 }
 
 // newKey creates a key through the admin API and returns its secret.
-func (g *localGateway) newKey(t *testing.T, fields string) string {
+func (g *localGateway) newKey(t testing.TB, fields string) string {
 	t.Helper()
 	status, _, body := g.call(t, "POST", "/admin/api-keys", g.admin, fields)
 	if status != http.StatusCreated || body.Get("secret").String() == "" {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -84,6 +85,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// WriteString lets writers of strings (an answer's JSON is partly written as strings) reach the
+// real writer's WriteString instead of converting each string to a new []byte.
+func (w *statusWriter) WriteString(s string) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := io.WriteString(w.ResponseWriter, s)
 	w.bytes += int64(n)
 	return n, err
 }

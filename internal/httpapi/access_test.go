@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ func TestAccessLogIsOneLinePerRequest(t *testing.T) {
 		httpapi.Authenticate(keys{hash: {ID: "key_7"}}, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			httpapi.NoteCompletion(r.Context(), "key_7", "demo/ok", 2)
 			_, _ = w.Write([]byte("hello"))
+			_, _ = io.WriteString(w, ", world") // a string writer's bytes count too
 		}))))
 	for _, auth := range []string{"Bearer " + secret, ""} {
 		req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
@@ -43,7 +45,7 @@ func TestAccessLogIsOneLinePerRequest(t *testing.T) {
 	_ = json.Unmarshal([]byte(lines[0]), &served)
 	_ = json.Unmarshal([]byte(lines[1]), &refused)
 	if served["key_id"] != "key_7" || served["served_model"] != "demo/ok" || served["attempts"] != float64(2) || served["status"] != float64(200) ||
-		served["bytes"] != float64(5) || served["route"] != "POST /v1/chat/completions" || !strings.HasPrefix(served["request_id"].(string), "req_") {
+		served["bytes"] != float64(12) || served["route"] != "POST /v1/chat/completions" || !strings.HasPrefix(served["request_id"].(string), "req_") {
 		t.Errorf("served line %s", lines[0])
 	}
 	if refused["status"] != float64(401) || refused["key_id"] != nil {

@@ -99,3 +99,10 @@ func (rw *recorder) Write(b []byte) (int, error) {
 	rw.buf.Write(b) // kept even if the caller is gone: the record is what a retry gets
 	return rw.statusWriter.Write(b)
 }
+
+// WriteString is Write for strings: without it statusWriter's would be promoted, and a string
+// sent would be missing from the record.
+func (rw *recorder) WriteString(s string) (int, error) {
+	rw.buf.WriteString(s)
+	return rw.statusWriter.WriteString(s)
+}

@@ -131,21 +131,21 @@ func (l *Ledger) user(ctx context.Context, id string, cached bool) (*billing.Use
 			}
 		}
 		if u, ok := l.fresh(id, ttl); ok {
-			return u, true, nil
+			return &u, true, nil
 		}
 	}
 	return l.read(ctx, id)
 }
 
 // fresh is the cached record of user id when it is younger than ttl and in its current period.
-func (l *Ledger) fresh(id string, ttl time.Duration) (*billing.User, bool) {
+func (l *Ledger) fresh(id string, ttl time.Duration) (billing.User, bool) {
 	l.mu.Lock()
 	c, ok := l.users[id]
 	l.mu.Unlock()
 	if ok && time.Since(c.read) < ttl && l.Biller.Current(&c.user) {
-		return &c.user, true
+		return c.user, true
 	}
-	return nil, false
+	return billing.User{}, false
 }
 
 // read reads (creates, renews) user id through the Biller and caches the record as read when the

@@ -7,6 +7,7 @@ package receipt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -60,9 +61,31 @@ type Claims struct {
 type Record struct {
 	BundleID  string
 	KeyID     string // only this key may fetch it
-	JWS       string
+	JWS       string // "" while the record is a draft (Issuer.Draft): Signed signs it
 	CreatedAt time.Time
 	ExpiresAt time.Time // the end of retention; an expired record reads as absent
+	draft     *draft
+}
+
+// draft is what a drafted record's signature is made from.
+type draft struct {
+	signer  *signing.Signer
+	payload []byte
+}
+
+// Signed returns r with its JWS, signing a draft now. A store keeps and returns only signed
+// records; one that commits behind the answer (the embedded store) signs a draft when it
+// commits it or when it is read first, so the signature is made off the answer's path.
+func (r Record) Signed() (Record, error) {
+	if r.draft == nil {
+		return r, nil
+	}
+	jws, err := r.draft.signer.SignPayload(Type, r.draft.payload)
+	if err != nil {
+		return Record{}, fmt.Errorf("receipt: %w", err)
+	}
+	r.JWS, r.draft = jws, nil
+	return r, nil
 }
 
 // ErrNotFound is no receipt with that bundle id (or one past its retention).
@@ -88,9 +111,20 @@ type Issuer struct {
 	Now       func() time.Time // default time.Now
 }
 
-// Sign signs c (setting its time) into the record to store under c.BundleID. A served request's
-// receipt is stored with its settlement, in one write (internal/ledger).
+// Sign signs c (setting its time) into the record to store under c.BundleID.
 func (i *Issuer) Sign(c Claims) (Record, error) {
+	r, err := i.Draft(c)
+	if err != nil {
+		return Record{}, err
+	}
+	return r.Signed()
+}
+
+// Draft is Sign with the signature left to the store (Record.Signed): the claims are fixed
+// now, the Ed25519 operation — the largest single cost of a served request — is not on the
+// answer's path where the store writes behind. A served request's receipt is stored with its
+// settlement, in one write (internal/ledger).
+func (i *Issuer) Draft(c Claims) (Record, error) {
 	if c.BundleID == "" || len(c.BundleID) > MaxBundleID || c.KeyID == "" {
 		return Record{}, fmt.Errorf("receipt: a receipt needs a bundle id (at most %d characters) and a key id", MaxBundleID)
 	}
@@ -107,11 +141,12 @@ func (i *Issuer) Sign(c Claims) (Record, error) {
 	if c.Attempts == nil {
 		c.Attempts = []Attempt{}
 	}
-	jws, err := i.Signer.Sign(Type, c)
+	payload, err := json.Marshal(c)
 	if err != nil {
 		return Record{}, fmt.Errorf("receipt: %w", err)
 	}
-	return Record{BundleID: c.BundleID, KeyID: c.KeyID, JWS: jws, CreatedAt: t, ExpiresAt: t.Add(retention)}, nil
+	return Record{BundleID: c.BundleID, KeyID: c.KeyID, CreatedAt: t, ExpiresAt: t.Add(retention),
+		draft: &draft{signer: i.Signer, payload: payload}}, nil
 }
 
 // PolicySection is the receipt's policy section for a request served under a with these

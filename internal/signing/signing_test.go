@@ -128,3 +128,34 @@ func TestStoredFormRoundTripsAndIsChecked(t *testing.T) {
 		t.Errorf("bad input: err %v (must not quote the input)", err)
 	}
 }
+
+// The signer writes the JWS itself (one Ed25519 operation over a header made once); what it
+// writes must be exactly go-jose's JWS for the same key, type and payload.
+func TestSignaturesAreGoJoseBytesForBytes(t *testing.T) {
+	ks := newKeyset(t)
+	s, err := NewSigner(ks, typTest, "other+jws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []jose.ContentType{typTest, "other+jws"} {
+		js, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: ks.Current.Private, KeyID: ks.Current.ID}},
+			(&jose.SignerOptions{}).WithType(typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, payload := range []string{`{}`, `{"hello":"world"}`, `{"a":"` + strings.Repeat("é~?", 100) + `"}`} {
+			obj, err := js.Sign([]byte(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := obj.CompactSerialize()
+			got, err := s.SignPayload(typ, []byte(payload))
+			if err != nil || got != want {
+				t.Fatalf("typ %s payload %s:\n got %s (%v)\nwant %s", typ, payload, got, err, want)
+			}
+		}
+	}
+	if _, err := s.SignPayload("unknown+jws", []byte(`{}`)); err == nil {
+		t.Fatal("a type the signer was not built for was signed")
+	}
+}

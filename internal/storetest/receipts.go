@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
 // RunReceipts runs the receipt store contract. newStore must return an empty store.
@@ -21,6 +23,7 @@ func RunReceipts(t *testing.T, newStore func(t *testing.T) receipt.Store) {
 		{"an unknown bundle id is ErrNotFound", receiptsNotFound},
 		{"a second receipt for one bundle id is refused", receiptsDuplicate},
 		{"a receipt past its retention reads as absent and may be replaced", receiptsExpired},
+		{"a drafted receipt is kept and read signed", receiptsDrafted},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
@@ -84,5 +87,50 @@ func receiptsExpired(t *testing.T, s receipt.Store) {
 	}
 	if got, err := s.Receipt(ctx, "set_3"); err != nil || got.JWS != fresh.JWS {
 		t.Errorf("got %+v, %v", got, err)
+	}
+}
+
+// receiptsDrafted: a draft (receipt.Issuer.Draft) leaves its signature to the store; whenever it
+// is read — before or after the store commits it — it is the receipt Issuer.Sign would have made.
+func receiptsDrafted(t *testing.T, s receipt.Store) {
+	ctx := context.Background()
+	ks, err := signing.NewKeyset(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signing.NewSigner(ks, receipt.Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	issuer := &receipt.Issuer{Signer: signer, Now: func() time.Time { return now }}
+	claims := receipt.Claims{BundleID: "set_draft", KeyID: "key_draft", ServedModel: "p/m", Policy: receipt.Policy{Name: "public"}}
+	draft, err := issuer.Draft(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := issuer.Sign(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if draft.JWS != "" {
+		t.Fatalf("a draft carries a JWS: %q", draft.JWS)
+	}
+	if err := s.PutReceipt(ctx, draft); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"at once", "a second later"} {
+		got, err := s.Receipt(ctx, "set_draft")
+		if err != nil || got.JWS != want.JWS || got.KeyID != "key_draft" {
+			t.Fatalf("%s: got %+v, %v; want the JWS %q", when, got, err, want.JWS)
+		}
+		obj, err := jose.ParseSignedCompact(got.JWS, []jose.SignatureAlgorithm{jose.EdDSA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := obj.Verify(ks.Current.Private.Public()); err != nil {
+			t.Fatalf("%s: the stored receipt does not verify: %v", when, err)
+		}
+		time.Sleep(time.Second) // past the embedded store's commit interval
 	}
 }

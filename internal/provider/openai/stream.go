@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unsafe"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -57,10 +58,10 @@ func (s *stream) Recv() (provider.Chunk, error) {
 		if !gjson.ValidBytes(ev.Data) {
 			return provider.Chunk{}, &provider.Error{Reason: chain.ServerError, Message: "provider sent a malformed stream chunk"}
 		}
-		if e := gjson.GetBytes(ev.Data, "error"); e.Exists() && e.Type != gjson.Null {
-			return provider.Chunk{}, streamError(e)
+		c, failed := inspect(ev.Data) // valid until the next Recv, as provider.Chunk allows
+		if failed {
+			return provider.Chunk{}, streamError(gjson.GetBytes(ev.Data, "error"))
 		}
-		c := inspect(ev.Data) // valid until the next Recv, as provider.Chunk allows
 		if c.Finish {
 			s.finished = true
 		}
@@ -71,27 +72,59 @@ func (s *stream) Recv() (provider.Chunk, error) {
 	}
 }
 
-// inspect reads what the gateway needs to know of a chunk without decoding it.
-func inspect(data []byte) provider.Chunk {
-	c := provider.Chunk{Data: data}
-	choices := gjson.GetBytes(data, "choices")
-	n := 0
-	choices.ForEach(func(_, ch gjson.Result) bool {
-		n++
-		d := ch.Get("delta")
-		if d.Get("content").String() != "" || d.Get("refusal").String() != "" || len(d.Get("tool_calls").Array()) > 0 {
-			c.Content = true
-		}
-		if f := ch.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
-			c.Finish = true
+// inspect reads what the gateway needs to know of a chunk without decoding it, in one pass over
+// its fields (the first of a repeated name counts, as for a lookup): failed is an "error" member
+// that is not null.
+func inspect(data []byte) (c provider.Chunk, failed bool) {
+	c.Data = data
+	// The results alias data and are dropped before returning: no copy of the chunk is made.
+	var choices, usage, errv gjson.Result
+	gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data))).ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "choices" && !choices.Exists():
+			choices = v
+		case k.Str == "usage" && !usage.Exists():
+			usage = v
+		case k.Str == "error" && !errv.Exists():
+			errv = v
 		}
 		return true
 	})
-	if u := gjson.GetBytes(data, "usage"); u.IsObject() {
-		c.Usage = &provider.Usage{PromptTokens: int(u.Get("prompt_tokens").Int()), CompletionTokens: int(u.Get("completion_tokens").Int())}
+	if errv.Exists() && errv.Type != gjson.Null {
+		return c, true
+	}
+	n := 0
+	choices.ForEach(func(_, ch gjson.Result) bool {
+		n++
+		var delta, finish gjson.Result
+		ch.ForEach(func(k, v gjson.Result) bool {
+			switch {
+			case k.Str == "delta" && !delta.Exists():
+				delta = v
+			case k.Str == "finish_reason" && !finish.Exists():
+				finish = v
+			}
+			return true
+		})
+		if finish.Type == gjson.String && finish.Str != "" {
+			c.Finish = true
+		}
+		delta.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "content", "refusal":
+				c.Content = c.Content || v.String() != ""
+			case "tool_calls":
+				c.Content = c.Content || len(v.Array()) > 0
+			}
+			return true
+		})
+		return true
+	})
+	if usage.IsObject() {
+		c.Usage = &provider.Usage{PromptTokens: int(usage.Get("prompt_tokens").Int()), CompletionTokens: int(usage.Get("completion_tokens").Int())}
 		c.UsageOnly = n == 0
 	}
-	return c
+	return c, false
 }
 
 // Buffered implements provider.Buffered.
