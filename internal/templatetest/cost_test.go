@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,34 @@ func TestAccessLogsHaveTheAccountRole(t *testing.T) {
 			if !strings.Contains(jsonString(t, c.props(t, stage)), `"Ref":"`+accounts[0]+`"`) {
 				t.Errorf("stage %s is not ordered after %s: its access log setting would be refused", stage, accounts[0])
 			}
+		}
+	}
+}
+
+// Idempotency-Key works on both chat surfaces in the deployment as it does locally: each chat
+// function is told the idempotency table and may make exactly the store's three calls on it.
+func TestChatSurfacesKeepIdempotencyKeys(t *testing.T) {
+	c := transformed(t, nil)
+	for _, fn := range chatFunctions {
+		if got := refOrAtt(dig(c.props(t, fn), "Environment", "Variables", "SECUREAI_TABLE_IDEMPOTENCY")); got != "IdempotencyTable" {
+			t.Errorf("%s: SECUREAI_TABLE_IDEMPOTENCY is %v, want IdempotencyTable (else an Idempotency-Key is answered 501)", fn, got)
+		}
+		var actions []string
+		for _, pol := range asList(dig(c.props(t, fn+"Role"), "Policies")) {
+			for _, st := range asList(dig(pol, "PolicyDocument", "Statement")) {
+				if strings.Contains(jsonString(t, dig(st, "Resource")), `"IdempotencyTable"`) {
+					for _, a := range asList(dig(st, "Action")) {
+						actions = append(actions, a.(string))
+					}
+					if a, ok := dig(st, "Action").(string); ok {
+						actions = append(actions, a)
+					}
+				}
+			}
+		}
+		slices.Sort(actions)
+		if want := []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"}; !slices.Equal(actions, want) {
+			t.Errorf("%s may call %v on the idempotency table, want exactly %v", fn, actions, want)
 		}
 	}
 }
