@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -35,24 +34,8 @@ func tool(t *testing.T, root, rel string) string {
 // run runs a linter from the repo root with an environment that cannot reach an AWS account.
 func run(t *testing.T, root string, name string, args ...string) (string, error) {
 	t.Helper()
-	out, err := offlineCommand(root, name, args...).CombinedOutput()
+	out, err := testenv.OfflineCommand(root, name, args...).CombinedOutput()
 	return string(out), err
-}
-
-// offlineCommand is a tool run from the repo root with an environment that cannot reach an AWS
-// account: no profile, credentials or endpoint of the developer's, no instance metadata.
-func offlineCommand(root string, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = root
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, "SAM_CLI_TELEMETRY=0", "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull, "AWS_EC2_METADATA_DISABLED=true")
-	return cmd
 }
 
 func TestTemplateLints(t *testing.T) {
