@@ -353,50 +353,9 @@ func awsFixture(t *testing.T) (fx fixture) {
 	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
 		t.Fatal(err)
 	}
-	hash, err := apikey.Hash(eventKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fx.store = dynamostore.New(db, tables)
-	fx.eventKey = &apikey.Key{ID: "key_events", Hash: hash, Prefix: apikey.Prefix(eventKey), Name: "events", CreatedAt: time.Now().UTC()}
-	if err := fx.store.CreateKey(ctx, fx.eventKey); err != nil {
-		t.Fatal(err)
-	}
-	// An admin key made for this run only: the events/ samples carry none.
-	fx.adminKey = apikey.NewSecret()
-	adminHash, err := apikey.Hash(fx.adminKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: apikey.NewID(), Hash: adminHash, Admin: true,
-		Prefix: apikey.Prefix(fx.adminKey), Name: "functest admin", CreatedAt: time.Now().UTC()}); err != nil {
-		t.Fatal(err)
-	}
-
-	// The demo models need no credential, but the functions must still read the secret on their
-	// first request: a wrong ARN or an unreadable secret fails every event.
-	secret, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
-		Name:         aws.String(testenv.UniqueName(t, "provider-keys")),
-		SecretString: aws.String(`{"OPENAI_API_KEY":"sk-functest-not-a-real-key"}`),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The signing keyset, as `admin rotate-signing-key -secret` leaves it after the first deploy.
-	keyset, err := signing.NewKeyset(time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(keyset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signingSecret, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
-		Name: aws.String(testenv.UniqueName(t, "signing-keys")), SecretString: aws.String(string(raw)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fx.eventKey, fx.adminKey = seedKeys(t, fx.store)
+	providerARN, signingARN := seedSecrets(t, cfg)
 	busName := testenv.UniqueName(t, "events")
 	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)})
 	if err != nil {
@@ -415,11 +374,66 @@ func awsFixture(t *testing.T) (fx fixture) {
 		"SECUREAI_TABLE_RECEIPTS=" + tables.Receipts, "SECUREAI_TABLE_CIRCUIT_BREAKERS=" + tables.CircuitBreakers,
 		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
 		"SECUREAI_TABLE_AUDIT=" + tables.Audit,
-		"SECUREAI_PROVIDER_SECRET_ARN=" + aws.ToString(secret.ARN),
-		"SECUREAI_SIGNING_SECRET_ARN=" + aws.ToString(signingSecret.ARN), "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
+		"SECUREAI_PROVIDER_SECRET_ARN=" + providerARN,
+		"SECUREAI_SIGNING_SECRET_ARN=" + signingARN, "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
 		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
 	}
 	return fx
+}
+
+// seedKeys creates, in store's keys table, the key events/*.json carry and an admin key made for
+// this run only (the samples carry none); it returns the first and the second's secret.
+func seedKeys(t *testing.T, store *dynamostore.Store) (*apikey.Key, string) {
+	ctx := context.Background()
+	hash, err := apikey.Hash(eventKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &apikey.Key{ID: "key_events", Hash: hash, Prefix: apikey.Prefix(eventKey), Name: "events", CreatedAt: time.Now().UTC()}
+	if err := store.CreateKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	admin := apikey.NewSecret()
+	adminHash, err := apikey.Hash(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CreateKey(ctx, &apikey.Key{ID: apikey.NewID(), Hash: adminHash, Admin: true,
+		Prefix: apikey.Prefix(admin), Name: "functest admin", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	return key, admin
+}
+
+// seedSecrets creates the provider keys' secret and the signing keyset's, as an operator leaves
+// them after the first deploy, and returns their ARNs. The demo models need no credential, but
+// the functions must still read the secret on their first request: a wrong ARN or an unreadable
+// secret fails every event.
+func seedSecrets(t *testing.T, cfg aws.Config) (provider, signer string) {
+	ctx := context.Background()
+	sm := secretsmanager.NewFromConfig(cfg)
+	secret, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name:         aws.String(testenv.UniqueName(t, "provider-keys")),
+		SecretString: aws.String(`{"OPENAI_API_KEY":"sk-functest-not-a-real-key"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyset, err := signing.NewKeyset(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(keyset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signingSecret, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name: aws.String(testenv.UniqueName(t, "signing-keys")), SecretString: aws.String(string(raw)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(secret.ARN), aws.ToString(signingSecret.ARN)
 }
 
 // decodeBuffered reads a buffered function's output: one APIGatewayProxyResponse document.
@@ -619,19 +633,7 @@ func check(t *testing.T, fn, kind string, r response) {
 // the first, replayed from the DynamoDB idempotency store (gzipped there when over a kilobyte, as
 // a stream is), and counted against the key's limits once.
 func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event []byte, fx fixture) {
-	var ev events.APIGatewayProxyRequest
-	if err := json.Unmarshal(event, &ev); err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("functest-%d", time.Now().UnixNano())
-	ev.Headers = maps.Clone(ev.Headers)
-	ev.MultiValueHeaders = maps.Clone(ev.MultiValueHeaders)
-	ev.Headers["Idempotency-Key"] = key
-	ev.MultiValueHeaders["Idempotency-Key"] = []string{key}
-	b, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := withHeader(t, event, "Idempotency-Key", fmt.Sprintf("functest-%d", time.Now().UnixNano()))
 	before := fx.admitted(t)
 	first := invoke(t, b)
 	if first.status != http.StatusOK || first.header.Get(httpapi.ReplayedHeader) != "" {
