@@ -13,7 +13,8 @@ var corsRequestHeaders = []string{"Authorization", "Content-Type", "Idempotency-
 
 // CORS deploys: with AllowedOrigins set, every path of the transformed API answers its preflight
 // in API Gateway with the origin as a string, the headers the gateway reads and exactly the
-// methods the path has, and every function names the origin on its answers; with the default,
+// methods the path has, and every function names the origin on its answers, as do API Gateway's
+// own; with the default,
 // no path answers OPTIONS and no Access-Control header is configured anywhere.
 func TestCORS(t *testing.T) {
 	for _, origin := range []string{"'https://app.example.com'", "'*'"} {
@@ -72,6 +73,16 @@ func TestCORS(t *testing.T) {
 			for path := range preflights {
 				if methods[path] == nil {
 					t.Errorf("OPTIONS %s: a preflight for a path with no route", path)
+				}
+			}
+			// API Gateway's own answers (a throttled 429, an unknown path's 403, a 504) too.
+			for _, api := range c.ofType("AWS::ApiGateway::RestApi") {
+				for _, resp := range []string{"DEFAULT_4XX", "DEFAULT_5XX"} {
+					got := dig(c.props(t, api), "Body", "x-amazon-apigateway-gateway-responses", resp, "responseParameters",
+						"gatewayresponse.header.Access-Control-Allow-Origin")
+					if got != origin {
+						t.Errorf("%s's %s answers carry Access-Control-Allow-Origin %v, want %s", api, resp, got, origin)
+					}
 				}
 			}
 			for _, fn := range c.ofType("AWS::Lambda::Function") {
