@@ -8,8 +8,12 @@ import (
 )
 
 // corsRequestHeaders are the request headers a browser must be allowed to send: the ones the
-// gateway reads (the API key, the JSON body's type, a retry's Idempotency-Key).
-var corsRequestHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key"}
+// gateway reads (the API key, the JSON body's type, a retry's Idempotency-Key), and those the
+// official OpenAI SDKs add to every request (openai-node's platform headers), which the gateway
+// ignores but a refused preflight would block.
+var corsRequestHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key",
+	"X-Stainless-Arch", "X-Stainless-Lang", "X-Stainless-OS", "X-Stainless-Package-Version",
+	"X-Stainless-Retry-Count", "X-Stainless-Runtime", "X-Stainless-Runtime-Version", "X-Stainless-Timeout"}
 
 // CORS deploys: with AllowedOrigins set, every path of the transformed API answers its preflight
 // in API Gateway with the origin as a string, the headers the gateway reads and exactly the
