@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the test tools into the checkout so `make test` needs only Go and Python 3:
 #   .venv/  moto_server, cfn-lint, sam (from requirements-test.txt)
+#   .venv-checkov/  checkov (from requirements-checkov.txt; its boto3 pin conflicts with sam's)
 #   .bin/   aws-lambda-rie, staticcheck (pinned Go modules)
 # Idempotent and cheap on a warm machine: pip runs only when requirements-test.txt changed
 # (a stamp holds its hash), and a Go tool is rebuilt only when its pinned version changed.
@@ -35,6 +36,21 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$req_hash" ]]; then
 	"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 	"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	echo "$req_hash" >"$stamp"
+fi
+
+# checkov in its own venv: it pins boto3 to another version than aws-sam-cli does.
+checkov_venv=.venv-checkov
+if [[ ! -x $checkov_venv/bin/python ]] || ! "$checkov_venv/bin/python" -c '' 2>/dev/null; then
+	echo "setup-test-tools: creating $checkov_venv with $PYTHON"
+	"$PYTHON" -m venv --clear "$checkov_venv"
+fi
+checkov_hash="$(hash_of requirements-checkov.txt) $("$checkov_venv/bin/python" --version 2>&1)"
+checkov_stamp=$checkov_venv/.requirements.stamp
+if [[ ! -f $checkov_stamp || $(cat "$checkov_stamp") != "$checkov_hash" ]]; then
+	echo "setup-test-tools: installing requirements-checkov.txt into $checkov_venv"
+	"$checkov_venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+	"$checkov_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	echo "$checkov_hash" >"$checkov_stamp"
 fi
 
 # Go tools: a per-tool stamp records the installed version so a pin bump reinstalls.

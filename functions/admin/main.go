@@ -1,5 +1,5 @@
-// Command admin is the Lambda behind ANY /admin/{proxy+} (buffered): API keys, users, circuit
-// breakers, webhooks and the audit log, for admin keys only.
+// Command admin is the Lambda behind GET, POST, PUT, PATCH and DELETE /admin/{proxy+} (buffered):
+// API keys, users, circuit breakers, webhooks and the audit log, for admin keys only.
 package main
 
 import (

@@ -30,6 +30,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/testenv"
@@ -47,8 +48,9 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // The events each function must have, by the suffix of events/<function>-<kind>.json.
 var (
-	chatKinds   = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
-	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
+	chatKinds     = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
+	chatFunctions = []string{"openai-chat", "classic-chat"}
+	wantedKinds   = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
 )
@@ -97,7 +99,17 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 			}
 			for _, kind := range wantedKinds[fn] {
 				t.Run(kind, func(t *testing.T) {
+					before := fx.admitted(t)
 					resp := invoke(t, files[fn][kind])
+					// A chat request is counted against its key's limits once it is admitted
+					// (its attempts about to start); one refused before that is not.
+					want := 0
+					if slices.Contains(chatFunctions, fn) && !strings.HasPrefix(kind, "bad-") {
+						want = 1
+					}
+					if got := fx.admitted(t) - before; got != want {
+						t.Errorf("%s %s counted %d requests against the key's limits, want %d", fn, kind, got, want)
+					}
 					if id := resp.header.Get("X-Request-Id"); id == "" {
 						t.Errorf("no X-Request-Id header in %v", resp.header)
 					}
@@ -116,10 +128,12 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					}
 				})
 			}
-			if fn == "classic-chat" {
-				t.Run("idempotent-replay", func(t *testing.T) {
-					checkReplay(t, invoke, files[fn]["streaming"])
-				})
+			if slices.Contains(chatFunctions, fn) {
+				for _, kind := range []string{"plain", "streaming"} {
+					t.Run("idempotent-replay-"+kind, func(t *testing.T) {
+						checkReplay(t, invoke, files[fn][kind], fx)
+					})
+				}
 			}
 			if fn == "admin" {
 				t.Run("admin-key", func(t *testing.T) {
@@ -248,6 +262,19 @@ type fixture struct {
 	env      []string
 	events   *eventQueue
 	adminKey string // the secret of an admin key
+	store    *dynamostore.Store
+	eventKey *apikey.Key // the key events/*.json carry
+}
+
+// admitted returns how many requests of the events' key the ledger has counted this month.
+func (fx fixture) admitted(t *testing.T) int {
+	t.Helper()
+	ws := limits.Windows(fx.eventKey, time.Now())
+	counts, err := fx.store.RequestCounts(context.Background(), fx.eventKey.ID, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts[limits.Month]
 }
 
 // eventQueue receives what a rule on the bus (every gateway event) delivers.
@@ -326,49 +353,9 @@ func awsFixture(t *testing.T) (fx fixture) {
 	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
 		t.Fatal(err)
 	}
-	hash, err := apikey.Hash(eventKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: "key_events", Hash: hash,
-		Prefix: apikey.Prefix(eventKey), Name: "events", CreatedAt: time.Now().UTC()}); err != nil {
-		t.Fatal(err)
-	}
-	// An admin key made for this run only: the events/ samples carry none.
-	fx.adminKey = apikey.NewSecret()
-	adminHash, err := apikey.Hash(fx.adminKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: apikey.NewID(), Hash: adminHash, Admin: true,
-		Prefix: apikey.Prefix(fx.adminKey), Name: "functest admin", CreatedAt: time.Now().UTC()}); err != nil {
-		t.Fatal(err)
-	}
-
-	// The demo models need no credential, but the functions must still read the secret on their
-	// first request: a wrong ARN or an unreadable secret fails every event.
-	secret, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
-		Name:         aws.String(testenv.UniqueName(t, "provider-keys")),
-		SecretString: aws.String(`{"OPENAI_API_KEY":"sk-functest-not-a-real-key"}`),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The signing keyset, as `admin rotate-signing-key -secret` leaves it after the first deploy.
-	keyset, err := signing.NewKeyset(time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(keyset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signingSecret, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
-		Name: aws.String(testenv.UniqueName(t, "signing-keys")), SecretString: aws.String(string(raw)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fx.store = dynamostore.New(db, tables)
+	fx.eventKey, fx.adminKey = seedKeys(t, fx.store)
+	providerARN, signingARN := seedSecrets(t, cfg)
 	busName := testenv.UniqueName(t, "events")
 	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)})
 	if err != nil {
@@ -387,11 +374,66 @@ func awsFixture(t *testing.T) (fx fixture) {
 		"SECUREAI_TABLE_RECEIPTS=" + tables.Receipts, "SECUREAI_TABLE_CIRCUIT_BREAKERS=" + tables.CircuitBreakers,
 		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
 		"SECUREAI_TABLE_AUDIT=" + tables.Audit,
-		"SECUREAI_PROVIDER_SECRET_ARN=" + aws.ToString(secret.ARN),
-		"SECUREAI_SIGNING_SECRET_ARN=" + aws.ToString(signingSecret.ARN), "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
+		"SECUREAI_PROVIDER_SECRET_ARN=" + providerARN,
+		"SECUREAI_SIGNING_SECRET_ARN=" + signingARN, "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
 		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
 	}
 	return fx
+}
+
+// seedKeys creates, in store's keys table, the key events/*.json carry and an admin key made for
+// this run only (the samples carry none); it returns the first and the second's secret.
+func seedKeys(t *testing.T, store *dynamostore.Store) (*apikey.Key, string) {
+	ctx := context.Background()
+	hash, err := apikey.Hash(eventKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &apikey.Key{ID: "key_events", Hash: hash, Prefix: apikey.Prefix(eventKey), Name: "events", CreatedAt: time.Now().UTC()}
+	if err := store.CreateKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	admin := apikey.NewSecret()
+	adminHash, err := apikey.Hash(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CreateKey(ctx, &apikey.Key{ID: apikey.NewID(), Hash: adminHash, Admin: true,
+		Prefix: apikey.Prefix(admin), Name: "functest admin", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	return key, admin
+}
+
+// seedSecrets creates the provider keys' secret and the signing keyset's, as an operator leaves
+// them after the first deploy, and returns their ARNs. The demo models need no credential, but
+// the functions must still read the secret on their first request: a wrong ARN or an unreadable
+// secret fails every event.
+func seedSecrets(t *testing.T, cfg aws.Config) (provider, signer string) {
+	ctx := context.Background()
+	sm := secretsmanager.NewFromConfig(cfg)
+	secret, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name:         aws.String(testenv.UniqueName(t, "provider-keys")),
+		SecretString: aws.String(`{"OPENAI_API_KEY":"sk-functest-not-a-real-key"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyset, err := signing.NewKeyset(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(keyset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signingSecret, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name: aws.String(testenv.UniqueName(t, "signing-keys")), SecretString: aws.String(string(raw)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(secret.ARN), aws.ToString(signingSecret.ARN)
 }
 
 // decodeBuffered reads a buffered function's output: one APIGatewayProxyResponse document.
@@ -587,23 +629,12 @@ func check(t *testing.T, fn, kind string, r response) {
 	}
 }
 
-// checkReplay sends a streaming classic request twice under one Idempotency-Key: the second
-// answer must be the first, replayed from the DynamoDB idempotency store (gzipped there, the
-// stream being over a kilobyte).
-func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event []byte) {
-	var ev events.APIGatewayProxyRequest
-	if err := json.Unmarshal(event, &ev); err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("functest-%d", time.Now().UnixNano())
-	ev.Headers = maps.Clone(ev.Headers)
-	ev.MultiValueHeaders = maps.Clone(ev.MultiValueHeaders)
-	ev.Headers["Idempotency-Key"] = key
-	ev.MultiValueHeaders["Idempotency-Key"] = []string{key}
-	b, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkReplay sends a chat request twice under one Idempotency-Key: the second answer must be
+// the first, replayed from the DynamoDB idempotency store (gzipped there when over a kilobyte, as
+// a stream is), and counted against the key's limits once.
+func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event []byte, fx fixture) {
+	b := withHeader(t, event, "Idempotency-Key", fmt.Sprintf("functest-%d", time.Now().UnixNano()))
+	before := fx.admitted(t)
 	first := invoke(t, b)
 	if first.status != http.StatusOK || first.header.Get(httpapi.ReplayedHeader) != "" {
 		t.Fatalf("first request: status %d, %s %q", first.status, httpapi.ReplayedHeader, first.header.Get(httpapi.ReplayedHeader))
@@ -611,6 +642,9 @@ func checkReplay(t *testing.T, invoke func(*testing.T, []byte) response, event [
 	again := invoke(t, b)
 	if again.status != http.StatusOK || again.header.Get(httpapi.ReplayedHeader) != "true" {
 		t.Fatalf("repeat: status %d, %s %q; want 200 and a replay", again.status, httpapi.ReplayedHeader, again.header.Get(httpapi.ReplayedHeader))
+	}
+	if got := fx.admitted(t) - before; got != 1 {
+		t.Errorf("a request and its replay counted %d against the key's limits, want 1", got)
 	}
 	if !bytes.Equal(again.body, first.body) || again.header.Get("Content-Type") != first.header.Get("Content-Type") {
 		t.Errorf("replayed %q (%s), want the first answer %q (%s)", again.body, again.header.Get("Content-Type"),

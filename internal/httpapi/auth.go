@@ -50,7 +50,9 @@ func Authenticate(keys identity.KeyFinder, render Render, next http.Handler) htt
 			render(w, r, invalidKey("unknown API key"))
 			return
 		case err != nil:
-			render(w, r, err)
+			// An outage of the key store is a 503 to retry; a role that may not read it, a
+			// configuration error no retry mends.
+			render(w, r, fault.Dependency("the API key store", "API keys cannot be checked now; try again", err))
 			return
 		case !key.Usable(time.Now()):
 			render(w, r, invalidKey("API key is revoked or expired"))

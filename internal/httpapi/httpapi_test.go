@@ -189,3 +189,45 @@ func TestSSE(t *testing.T) {
 		t.Errorf("got %q want %q", rec.Body.String(), want)
 	}
 }
+
+// failingKeys is a key store that fails every lookup with err.
+type failingKeys struct{ err error }
+
+func (f failingKeys) KeyByHash(context.Context, string) (*apikey.Key, error) { return nil, f.err }
+
+type roleLacks struct{}
+
+func (roleLacks) Error() string { return "AccessDenied" }
+func (roleLacks) Fix() string   { return "the function's role lacks dynamodb:GetItem on table keys" }
+
+// A key store that cannot be read now is a 503 to retry; one the deployment may not read is a
+// configuration error (500, code configuration_error), which no retry mends.
+func TestAuthenticateTellsAKeyStoreOutageFromAMisconfiguration(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"outage", errors.New("store down"), http.StatusServiceUnavailable, ""},
+		{"misconfigured", roleLacks{}, http.StatusInternalServerError, fault.CodeConfiguration},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *fault.Error
+			render := func(w http.ResponseWriter, r *http.Request, err error) {
+				got = fault.From(err)
+				w.WriteHeader(httpapi.Status(got))
+			}
+			h := httpapi.Authenticate(failingKeys{tc.err}, render, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+				t.Error("a request passed a key store that failed")
+			}))
+			req := httptest.NewRequest("POST", "/", nil)
+			req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.status || got == nil || got.Code != tc.code {
+				t.Fatalf("status %d, error %+v; want %d with code %q", rec.Code, got, tc.status, tc.code)
+			}
+		})
+	}
+}

@@ -183,7 +183,7 @@ func (l *Limiter) Usage(ctx context.Context, key *apikey.Key, now time.Time) ([]
 	ws := Windows(key, now)
 	counts, err := l.Counter.RequestCounts(ctx, key.ID, ws)
 	if err != nil {
-		return nil, err
+		return nil, Refuse(ws, -1, err, now) // an outage to retry, or the deployment's to fix
 	}
 	out := make([]WindowUsage, len(ws))
 	for i, w := range ws {

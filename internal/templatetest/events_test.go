@@ -47,16 +47,26 @@ func getAtt(n *yaml.Node) string {
 	return id
 }
 
+// queueMapping is an AWS::Lambda::EventSourceMapping of the template: a function fed by a queue.
+type queueMapping struct {
+	id, queue, function string
+	props               *yaml.Node
+}
+
+func (tp template) queueMappings() []queueMapping {
+	var out []queueMapping
+	for _, id := range tp.resources("AWS::Lambda::EventSourceMapping") {
+		props := get(tp.resource(id), "Properties")
+		out = append(out, queueMapping{id: id, queue: getAtt(get(props, "EventSourceArn")), function: ref(get(props, "FunctionName")), props: props})
+	}
+	return out
+}
+
 func (tp template) rules(t *testing.T) []rule {
 	t.Helper()
 	consumers := map[string]string{} // queue → function
-	for _, fn := range tp.resources("AWS::Serverless::Function") {
-		evs := get(tp.resource(fn), "Properties", "Events")
-		for i := 0; evs != nil && i+1 < len(evs.Content); i += 2 {
-			if ev := evs.Content[i+1]; scalar(ev, "Type") == "SQS" {
-				consumers[getAtt(get(ev, "Properties", "Queue"))] = fn
-			}
-		}
+	for _, m := range tp.queueMappings() {
+		consumers[m.queue] = m.function
 	}
 	var out []rule
 	for _, id := range tp.resources("AWS::Events::Rule") {

@@ -2,6 +2,7 @@ package templatetest
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"testing"
@@ -119,8 +120,18 @@ func constraint(t *testing.T, p *yaml.Node) func(string) bool {
 		return func(v string) bool { return slices.Contains(allowed, v) }
 	}
 	pattern := scalar(p, "AllowedPattern")
+	if lo, hi := scalar(p, "MinValue"), scalar(p, "MaxValue"); scalar(p, "Type") == "Number" && lo != "" && hi != "" {
+		// A Number has no pattern: CloudFormation admits a number within its bounds.
+		return func(v string) bool {
+			var n, min, max float64
+			_, e1 := fmt.Sscan(v, &n)
+			_, e2 := fmt.Sscan(lo, &min)
+			_, e3 := fmt.Sscan(hi, &max)
+			return e1 == nil && e2 == nil && e3 == nil && n >= min && n <= max
+		}
+	}
 	if pattern == "" {
-		t.Fatal("no AllowedPattern or AllowedValues: a malformed value would deploy")
+		t.Fatal("no AllowedPattern, AllowedValues or (for a Number) MinValue and MaxValue: a malformed value would deploy")
 	}
 	// CloudFormation matches the whole value; Go's RE2 syntax is the portable subset of Java's.
 	re, err := regexp.Compile(`^(?:` + pattern + `)$`)

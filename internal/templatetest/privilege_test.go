@@ -38,7 +38,8 @@ func refs(n *yaml.Node, into map[string]bool) {
 }
 
 // Least privilege, both ways: a function's policies grant access only to the tables, secrets,
-// queues and bus its environment (or Globals) names — what cloud.GatewayDeps turns on — and
+// queues and bus its environment (or Globals) names — what cloud.GatewayDeps turns on — or the
+// queue it is fed by, and
 // everything its own environment names is granted, so no feature is on where the function cannot
 // use it.
 func TestFunctionsAreGrantedWhatTheyAreToldAbout(t *testing.T) {
@@ -52,6 +53,11 @@ func TestFunctionsAreGrantedWhatTheyAreToldAbout(t *testing.T) {
 			fn := tp.resource(id)
 			own, granted := map[string]bool{}, map[string]bool{}
 			refs(get(fn, "Properties", "Environment", "Variables"), own)
+			for _, m := range tp.queueMappings() {
+				if m.function == id {
+					own[m.queue] = true // Lambda polls the queue with the function's role
+				}
+			}
 			refs(get(fn, "Properties", "Policies"), granted)
 			for r := range granted {
 				if isGuarded(r) && !own[r] && !globals[r] {

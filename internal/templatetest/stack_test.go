@@ -79,7 +79,8 @@ func TestDataSurvivesTheStack(t *testing.T) {
 
 // Alarms reach someone: with the default parameters (a topic of the stack's own), an e-mail, or
 // an existing topic, every alarm notifies exactly the one topic, on alarm and on recovery; every
-// function has an Errors and a Throttles alarm, and every dead-letter queue an alarm on its depth.
+// function has an Errors and a Throttles alarm, every table one on its throttled reads and writes,
+// the API one on its share of 5xx answers, and every dead-letter queue one on its depth.
 func TestEveryAlarmNotifiesTheTopic(t *testing.T) {
 	const existing = "arn:aws:sns:us-east-1:123456789012:pager"
 	for _, tc := range []struct {
@@ -119,14 +120,37 @@ func TestEveryAlarmNotifiesTheTopic(t *testing.T) {
 						t.Errorf("alarm %s: %s %v, want [%v]", id, key, dig(p, key), tc.topic)
 					}
 				}
-				for _, d := range asList(dig(p, "Dimensions")) {
-					watched[fmt.Sprint(dig(p, "Namespace"), " ", dig(p, "MetricName"), " ", refOrAtt(dig(d, "Value")))] = true
+				// A plain alarm names its metric; a metric-math one lists its metrics under Metrics.
+				metrics := []any{p}
+				for _, m := range asList(dig(p, "Metrics")) {
+					metrics = append(metrics, dig(m, "MetricStat", "Metric"))
+				}
+				for _, m := range metrics {
+					for _, d := range asList(dig(m, "Dimensions")) {
+						watched[fmt.Sprint(dig(m, "Namespace"), " ", dig(m, "MetricName"), " ", refOrAtt(dig(d, "Value")))] = true
+					}
 				}
 			}
 			for _, fn := range c.ofType("AWS::Lambda::Function") {
 				for _, metric := range []string{"Errors", "Throttles"} {
 					if !watched["AWS/Lambda "+metric+" "+fn] {
 						t.Errorf("no alarm on %s's %s", fn, metric)
+					}
+				}
+			}
+			for _, table := range c.ofType("AWS::DynamoDB::Table") {
+				for _, metric := range []string{"ReadThrottleEvents", "WriteThrottleEvents"} {
+					if !watched["AWS/DynamoDB "+metric+" "+table] {
+						t.Errorf("no alarm on %s's %s", table, metric)
+					}
+				}
+			}
+			// API Gateway names an API's metrics by its Name and stage.
+			for _, api := range c.ofType("AWS::ApiGateway::RestApi") {
+				name := refOrAtt(dig(c.props(t, api), "Name"))
+				for _, metric := range []string{"5XXError", "Count"} {
+					if name == "" || !watched["AWS/ApiGateway "+metric+" "+name] {
+						t.Errorf("no alarm on %s's %s (ApiName %v)", api, metric, dig(c.props(t, api), "Name"))
 					}
 				}
 			}

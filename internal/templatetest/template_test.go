@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -35,24 +34,8 @@ func tool(t *testing.T, root, rel string) string {
 // run runs a linter from the repo root with an environment that cannot reach an AWS account.
 func run(t *testing.T, root string, name string, args ...string) (string, error) {
 	t.Helper()
-	out, err := offlineCommand(root, name, args...).CombinedOutput()
+	out, err := testenv.OfflineCommand(root, name, args...).CombinedOutput()
 	return string(out), err
-}
-
-// offlineCommand is a tool run from the repo root with an environment that cannot reach an AWS
-// account: no profile, credentials or endpoint of the developer's, no instance metadata.
-func offlineCommand(root string, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = root
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, "SAM_CLI_TELEMETRY=0", "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull, "AWS_EC2_METADATA_DISABLED=true")
-	return cmd
 }
 
 func TestTemplateLints(t *testing.T) {
@@ -435,18 +418,23 @@ func TestFunctionsMatchTemplate(t *testing.T) {
 			}
 			streaming := strings.Contains(string(main), "awslambda.StartStreaming(")
 			evs := get(fn, "Properties", "Events")
-			if evs == nil || len(evs.Content) == 0 {
-				t.Fatalf("%s has no Events", id)
-			}
-			for i := 0; i+1 < len(evs.Content); i += 2 {
-				name, ev := evs.Content[i].Value, evs.Content[i+1]
-				if scalar(ev, "Type") == "SQS" && !streaming {
-					// An event consumer: failed messages come back alone, never the whole batch.
-					if got := get(ev, "Properties", "FunctionResponseTypes"); got == nil || len(got.Content) != 1 || got.Content[0].Value != "ReportBatchItemFailures" {
-						t.Errorf("%s event %s: FunctionResponseTypes must be [ReportBatchItemFailures]", id, name)
-					}
-					continue
+			var fed []queueMapping
+			for _, m := range tp.queueMappings() {
+				if m.function == id {
+					fed = append(fed, m)
 				}
+			}
+			if (evs == nil || len(evs.Content) == 0) == (len(fed) == 0) {
+				t.Fatalf("%s has API Events %v and queue mappings %v: want one or the other", id, evs != nil, fed)
+			}
+			for _, m := range fed {
+				// An event consumer: failed messages come back alone, never the whole batch.
+				if got := get(m.props, "FunctionResponseTypes"); got == nil || len(got.Content) != 1 || got.Content[0].Value != "ReportBatchItemFailures" || streaming {
+					t.Errorf("%s fed by %s: a buffered consumer with FunctionResponseTypes [ReportBatchItemFailures] wanted", id, m.id)
+				}
+			}
+			for i := 0; evs != nil && i+1 < len(evs.Content); i += 2 {
+				name, ev := evs.Content[i].Value, evs.Content[i+1]
 				if typ := scalar(ev, "Type"); typ != "Api" {
 					t.Errorf("%s event %s is %q, want Api (response streaming needs a REST API)", id, name, typ)
 				}

@@ -14,6 +14,7 @@ import (
 // apiRoute is one method of the transformed API's OpenAPI body and the integration behind it.
 type apiRoute struct {
 	path, method string // method as the body names it: get, post, x-amazon-apigateway-any-method…
+	op           any    // the body's operation object
 	integration  map[string]any
 	function     string // the Lambda function's logical id, "" for a non-Lambda integration
 }
@@ -32,7 +33,7 @@ func (c cfn) routes(t *testing.T) []apiRoute {
 		for path, methods := range paths {
 			for method, op := range methods.(map[string]any) {
 				integ, _ := dig(op, "x-amazon-apigateway-integration").(map[string]any)
-				r := apiRoute{path: path, method: method, integration: integ}
+				r := apiRoute{path: path, method: method, op: op, integration: integ}
 				if m := integrationFunction.FindStringSubmatch(fmt.Sprint(dig(integ, "uri"))); m != nil {
 					r.function = m[1]
 				}

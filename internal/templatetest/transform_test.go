@@ -3,7 +3,6 @@ package templatetest
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -43,15 +42,10 @@ type transformResult struct {
 var transforms sync.Map // params as JSON → *transformResult: one translator run per parameter set
 
 // transformed returns template.yaml transformed with the given parameter values (those left out
-// take their defaults). The SAM translator runs offline (internal/templatetest/testdata/
-// sam_transform.py); a missing tool is a failure saying how to install it, never a skip.
+// take their defaults), by testenv.SAMTransform; a missing tool is a failure saying how to
+// install it, never a skip.
 func transformed(t *testing.T, params map[string]string) cfn {
 	t.Helper()
-	root := testenv.RepoRoot(t)
-	python := tool(t, root, ".venv/bin/python")
-	if m, _ := filepath.Glob(filepath.Join(root, ".venv/lib/python*/site-packages/samtranslator")); len(m) == 0 {
-		t.Fatal("the SAM translator (samtranslator, from aws-sam-cli in requirements-test.txt) is missing from .venv: run `make test-tools`")
-	}
 	if params == nil {
 		params = map[string]string{}
 	}
@@ -62,13 +56,12 @@ func transformed(t *testing.T, params map[string]string) cfn {
 	v, _ := transforms.LoadOrStore(string(key), &transformResult{})
 	res := v.(*transformResult)
 	res.once.Do(func() {
-		out, err := runStdout(root, python, filepath.Join(root, "internal/templatetest/testdata/sam_transform.py"),
-			filepath.Join(root, "template.yaml"), string(key))
+		out, err := testenv.SAMTransform(params)
 		if err != nil {
-			res.err = fmt.Errorf("the SAM translator refused template.yaml with %s: %v\n%s", key, err, out)
+			res.err = err
 			return
 		}
-		if err := json.Unmarshal([]byte(out), &res.tmpl); err != nil {
+		if err := json.Unmarshal(out, &res.tmpl); err != nil {
 			res.err = fmt.Errorf("the SAM translator's output is not CloudFormation JSON: %v", err)
 			return
 		}
@@ -90,18 +83,6 @@ func transformed(t *testing.T, params map[string]string) cfn {
 		t.Fatal(res.err)
 	}
 	return res.tmpl
-}
-
-// runStdout is run with the output split: the translator's JSON on stdout, its complaints on stderr.
-func runStdout(root, name string, args ...string) (string, error) {
-	var stderr strings.Builder
-	cmd := offlineCommand(root, name, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return stderr.String(), err
-	}
-	return string(out), nil
 }
 
 // ofType returns the logical ids of resources of type typ, sorted.

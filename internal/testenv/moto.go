@@ -23,6 +23,11 @@ var shared struct {
 	serial     *process
 	serialURL  string
 	serialErr  error
+
+	iamOnce sync.Once
+	iam     *process
+	iamMoto *IAMMoto
+	iamErr  error
 }
 
 // Main runs the package's tests and then stops the tools they shared and
@@ -53,6 +58,10 @@ func stopShared() {
 	if shared.serial != nil {
 		shared.serial.stop()
 		shared.serial = nil
+	}
+	if shared.iam != nil {
+		shared.iam.stop()
+		shared.iam = nil
 	}
 }
 

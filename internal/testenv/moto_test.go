@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
@@ -42,5 +43,24 @@ func motoServesDynamoDB(t *testing.T, start func(testing.TB) string) {
 	}
 	if !slices.Contains(out.TableNames, table) {
 		t.Fatalf("ListTables = %v, want %s", out.TableNames, table)
+	}
+}
+
+// The IAM-enforcing server refuses a user what its policy does not allow, and serves what it does.
+func TestMotoIAMEnforcesPolicies(t *testing.T) {
+	m := testenv.MotoIAM(t)
+	ctx := context.Background()
+	admin := sqs.NewFromConfig(m.Config(m.Admin))
+	q, err := admin.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.UniqueName(t, "q"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := sqs.NewFromConfig(m.Config(m.User(t, testenv.UniqueName(t, "u"),
+		`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sqs:SendMessage","Resource":"*"}]}`)))
+	if _, err := user.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x")}); err != nil {
+		t.Errorf("an allowed SendMessage: %v", err)
+	}
+	if _, err := user.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl}); err == nil {
+		t.Error("a ReceiveMessage the policy does not allow was served")
 	}
 }
