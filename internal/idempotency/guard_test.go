@@ -128,11 +128,13 @@ func TestGuardWaiterGivesUpWithItsContext(t *testing.T) {
 // the 409 and Retry-After the surfaces render.
 func TestGuardWaiterAnswersBeforeItsDeadline(t *testing.T) {
 	g, _ := newGuard(t)
-	g.AnswerMargin = 50 * time.Millisecond
+	// A margin wide enough for a busy machine's scheduling delays: the waiter must stop polling
+	// while it still has time, whatever the machine.
+	g.AnswerMargin = 500 * time.Millisecond
 	if _, _, err := g.Begin(context.Background(), "key_1", "k", "h"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	_, _, err := g.Begin(ctx, "key_1", "k", "h")
 	var ip *idempotency.InProgressError
