@@ -49,7 +49,7 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 var (
 	chatKinds   = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
 	wantedKinds = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
-		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain"},
+		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
 )
 
@@ -576,6 +576,13 @@ func check(t *testing.T, fn, kind string, r response) {
 		expectNonEmpty(t, v, "keys", 0, "kid")
 		if d := lookup(v, "keys", 0, "d"); d != nil {
 			t.Errorf("the JWKS publishes a private key part: d = %v", d)
+		}
+	case "jwks/openapi":
+		// The API description, public, as JSON: the document the local server serves.
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "3.1.0", "openapi")
+		if lookup(v, "paths", "/v1/chat/completions", "post") == nil || lookup(v, "paths", "/openapi.json", "get") == nil {
+			t.Errorf("the document lacks its routes: paths = %v", lookup(v, "paths"))
 		}
 	case "receipts/not-found":
 		classicError(t, r, http.StatusNotFound)
