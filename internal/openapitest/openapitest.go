@@ -31,17 +31,18 @@ const maxCapture = 1 << 20
 
 // router is the document's router, loaded once per test binary. Its servers are dropped so that
 // any test server's address matches.
-var router = sync.OnceValues(func() (routers.Router, error) {
+var router = sync.OnceValues(func() (docRouter, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(docs.OpenAPIYAML)
 	if err != nil {
-		return nil, fmt.Errorf("docs/openapi.yaml: %w", err)
+		return docRouter{}, fmt.Errorf("docs/openapi.yaml: %w", err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("docs/openapi.yaml is not valid: %w", err)
+		return docRouter{}, fmt.Errorf("docs/openapi.yaml is not valid: %w", err)
 	}
 	doc.Servers = nil
-	return gorillamux.NewRouter(doc)
+	r, err := gorillamux.NewRouter(doc)
+	return docRouter{r}, err
 })
 
 // Handler returns h validated against docs/openapi.yaml; what does not match is reported as t's
@@ -52,7 +53,7 @@ func Handler(t testing.TB, h http.Handler) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &checker{router: rt}
+	c := &checker{}
 	t.Cleanup(func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -67,12 +68,46 @@ func Handler(t testing.TB, h http.Handler) http.Handler {
 		}
 		rec := &recorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
-		c.check(r, reqBody, rec)
+		status := rec.status
+		if status == 0 {
+			if r.Context().Err() != nil {
+				return // the caller left before anything was answered
+			}
+			status = http.StatusOK // net/http's implicit answer
+		}
+		body, whole := reqBody.complete()
+		resBody, resWhole := rec.body.complete()
+		if err := rt.check(r, exchange{body, whole && reqBody.sawEOF(), status, rec.Header(), resBody, resWhole}); err != "" {
+			c.fail(r, status, "%s", err)
+		}
 	})
 }
 
+// Check validates one finished exchange that went through no handler of this process (a Lambda
+// function's event and its answer): r and its whole body, the answer's status, headers and body
+// (nil to skip the body, as for a stream).
+func Check(t testing.TB, r *http.Request, reqBody []byte, status int, header http.Header, body []byte) {
+	t.Helper()
+	rt, err := router()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := rt.check(r, exchange{reqBody, true, status, header, body, body != nil}); msg != "" {
+		t.Errorf("docs/openapi.yaml: %s %s → %d: %s", r.Method, r.URL.RequestURI(), status, msg)
+	}
+}
+
+// exchange is what check validates: a request body (whole or not) and an answer.
+type exchange struct {
+	reqBody      []byte
+	reqWhole     bool
+	status       int
+	header       http.Header
+	resBody      []byte
+	resBodyWhole bool
+}
+
 type checker struct {
-	router   routers.Router
 	mu       sync.Mutex
 	failures []string
 }
@@ -83,26 +118,23 @@ func (c *checker) fail(r *http.Request, status int, format string, args ...any) 
 	c.failures = append(c.failures, fmt.Sprintf("%s %s → %d: %s", r.Method, r.URL.RequestURI(), status, fmt.Sprintf(format, args...)))
 }
 
-func (c *checker) check(r *http.Request, reqBody *capture, rec *recorder) {
-	status := rec.status
-	if status == 0 {
-		if r.Context().Err() != nil {
-			return // the caller left before anything was answered
-		}
-		status = http.StatusOK // net/http's implicit answer
-	}
+// docRouter finds a request's operation in the document.
+type docRouter struct{ routers.Router }
+
+// check returns what in x the document does not describe, or "".
+func (rt docRouter) check(r *http.Request, x exchange) string {
+	status := x.status
 	// The validators read the request's URL, headers and body; give them a copy whose body is
 	// what the handler read.
 	vr := r.Clone(context.Background())
 	vr.Body = http.NoBody
-	route, params, err := c.router.FindRoute(vr)
+	route, params, err := rt.FindRoute(vr)
 	if err != nil {
 		var re *routers.RouteError
 		if errors.As(err, &re) && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) {
-			return // the gateway refuses what the document lacks
+			return "" // the gateway refuses what the document lacks
 		}
-		c.fail(r, status, "the route is not in the document (%v)", err)
-		return
+		return fmt.Sprintf("the route is not in the document (%v)", err)
 	}
 	opts := &openapi3filter.Options{
 		AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc, // the gateway's own job; its 401/403 are checked below
@@ -110,9 +142,9 @@ func (c *checker) check(r *http.Request, reqBody *capture, rec *recorder) {
 		MultiError:            false,
 	}
 	in := &openapi3filter.RequestValidationInput{Request: vr, PathParams: params, Route: route, Options: opts}
-	if body, ok := reqBody.complete(); ok && reqBody.sawEOF() && len(body) > 0 {
-		vr.Body = io.NopCloser(bytes.NewReader(body))
-		vr.ContentLength = int64(len(body))
+	if x.reqWhole && len(x.reqBody) > 0 {
+		vr.Body = io.NopCloser(bytes.NewReader(x.reqBody))
+		vr.ContentLength = int64(len(x.reqBody))
 		// The gateway reads a JSON body whatever its Content-Type says (curl -d sends a form type).
 		vr.Header.Set("Content-Type", "application/json")
 	} else {
@@ -121,19 +153,19 @@ func (c *checker) check(r *http.Request, reqBody *capture, rec *recorder) {
 		in.Options = &reqOpts
 	}
 	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil && status < 300 {
-		c.fail(r, status, "the document refuses this request, which the gateway served: %v", err)
+		return fmt.Sprintf("the document refuses this request, which the gateway served: %v", err)
 	}
 
 	resOpts := *opts
-	body, whole := rec.body.complete()
-	if isStream(rec.Header()) || !whole {
+	if isStream(x.header) || !x.resBodyWhole {
 		resOpts.ExcludeResponseBody = true
 	}
-	res := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: rec.Header(), Options: &resOpts}
-	res.SetBodyBytes(body)
+	res := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: x.header, Options: &resOpts}
+	res.SetBodyBytes(x.resBody)
 	if err := openapi3filter.ValidateResponse(context.Background(), res); err != nil {
-		c.fail(r, status, "the response does not match the document: %v\nbody: %.2000s", err, body)
+		return fmt.Sprintf("the response does not match the document: %v\nbody: %.2000s", err, x.resBody)
 	}
+	return ""
 }
 
 func isStream(h http.Header) bool {
