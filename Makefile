@@ -24,6 +24,7 @@ lint: test-tools
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 	$(STATICCHECK) ./...
+	$(OPENAPI_LINT) docs/openapi.yaml
 
 bench: test-tools ## measure the gateway as make run runs it against a direct call, then the Lambda path under the emulator (-micro: in-process) — not part of the tests
 	go run ./cmd/bench

@@ -12,6 +12,7 @@ TOOLS_BIN   := $(TOOLS_ROOT)/.bin
 MOTO_SERVER := $(VENV_BIN)/moto_server
 CFN_LINT    := $(VENV_BIN)/cfn-lint
 SAM         := $(VENV_BIN)/sam
+OPENAPI_LINT := $(VENV_BIN)/openapi-spec-validator
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 RIE         := $(TOOLS_BIN)/aws-lambda-rie
 

@@ -1,5 +1,5 @@
-// Command jwks is the Lambda behind GET /.well-known/jwks.json: the public signing keys, no API
-// key needed.
+// Command jwks is the Lambda behind the public routes, no API key needed: GET /.well-known/jwks.json
+// (the signing keys) and GET /openapi.json (the API description).
 package main
 
 import (
@@ -11,5 +11,5 @@ import (
 
 func main() {
 	c := cloud.MustLoad("jwks")
-	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewJWKS))
+	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewPublic))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -71,7 +72,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	return e

@@ -19,6 +19,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -195,7 +196,7 @@ func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
 		t.Fatal(err)
 	}
 	e.gw = gw
-	e.srv = httptest.NewServer(gw.Mux())
+	e.srv = httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	t.Cleanup(e.srv.Close)
 	e.secret = e.keys.add(t, nil)
 	return e

@@ -3,11 +3,13 @@ package functest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +34,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
@@ -51,7 +54,7 @@ var (
 	chatKinds     = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
 	chatFunctions = []string{"openai-chat", "classic-chat"}
 	wantedKinds   = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
-		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain"},
+		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
 )
 
@@ -113,6 +116,7 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					if id := resp.header.Get("X-Request-Id"); id == "" {
 						t.Errorf("no X-Request-Id header in %v", resp.header)
 					}
+					checkContract(t, files[fn][kind], resp) // first: check may edit resp's headers
 					check(t, fn, kind, resp)
 					if fn == "openai-chat" && kind == "plain" {
 						bundleID, _ = lookup(jsonBody(t, resp, http.StatusOK), "secureai", "smltp_bundle_id").(string)
@@ -494,6 +498,32 @@ func decodeStreamed(t *testing.T, out []byte) response {
 	return response{status: p.StatusCode, header: h, body: body}
 }
 
+// checkContract validates an API Gateway event and the function's answer against
+// docs/openapi.yaml, as the local test gateways validate theirs.
+func checkContract(t *testing.T, event []byte, r response) {
+	t.Helper()
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(ev.Body)
+	if ev.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(ev.HTTPMethod, "http://gateway"+ev.Path, bytes.NewReader(body))
+	req.URL.RawQuery = url.Values(ev.MultiValueQueryStringParameters).Encode()
+	req.Header = http.Header{}
+	for k, vs := range ev.MultiValueHeaders {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	openapitest.Check(t, req, body, r.status, r.header, r.body)
+}
+
 func check(t *testing.T, fn, kind string, r response) {
 	t.Helper()
 	switch fn + "/" + kind {
@@ -618,6 +648,13 @@ func check(t *testing.T, fn, kind string, r response) {
 		expectNonEmpty(t, v, "keys", 0, "kid")
 		if d := lookup(v, "keys", 0, "d"); d != nil {
 			t.Errorf("the JWKS publishes a private key part: d = %v", d)
+		}
+	case "jwks/openapi":
+		// The API description, public, as JSON: the document the local server serves.
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "3.1.0", "openapi")
+		if lookup(v, "paths", "/v1/chat/completions", "post") == nil || lookup(v, "paths", "/openapi.json", "get") == nil {
+			t.Errorf("the document lacks its routes: paths = %v", lookup(v, "paths"))
 		}
 	case "receipts/not-found":
 		classicError(t, r, http.StatusNotFound)

@@ -12,6 +12,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -28,7 +29,7 @@ func TestDemoShowsTheExtensions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	defer srv.Close()
 	post := func(body string) string {
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))

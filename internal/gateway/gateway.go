@@ -162,7 +162,7 @@ func New(d Deps) (*Gateway, error) {
 	for _, e := range []struct {
 		build  func(Deps) (http.Handler, error)
 		routes []string
-	}{{NewAdmin, adminRoutes}, {NewUsage, usageRoutes}, {NewJWKS, jwksRoutes}, {NewReceipts, receiptRoutes}} {
+	}{{NewAdmin, adminRoutes}, {NewUsage, usageRoutes}, {NewJWKS, jwksRoutes}, {NewReceipts, receiptRoutes}, {NewOpenAPI, openAPIRoutes}} {
 		h, err := e.build(d)
 		var off *OffError
 		switch {

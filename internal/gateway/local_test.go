@@ -24,6 +24,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -110,7 +111,7 @@ func newLocalGateway(t testing.TB, policies string) *localGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()

@@ -1,14 +1,17 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/docs"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
@@ -32,9 +35,10 @@ func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 		{"POST", "/v1/models", 405, "GET", true},
 		{"GET", "/v1/chat/completions", 405, "POST", true},
 		{"PUT", "/policy-check", 405, "POST", false},
+		{"POST", "/openapi.json", 405, "GET", false},
 	} {
 		rec := httptest.NewRecorder()
-		gw.Mux().ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		openapitest.Handler(t, gw.Mux()).ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
 		if rec.Code != tc.status || rec.Header().Get("Allow") != tc.allow {
 			t.Errorf("%s %s: status %d Allow %q, want %d %q", tc.method, tc.path, rec.Code, rec.Header().Get("Allow"), tc.status, tc.allow)
 		}
@@ -51,6 +55,25 @@ func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 		} else if body["success"] != false || !strings.Contains(body["message"].(string), tc.path) {
 			t.Errorf("%s %s: body %s is not the classic envelope naming the route", tc.method, tc.path, rec.Body)
 		}
+	}
+}
+
+// GET /openapi.json needs no key and serves docs/openapi.yaml as JSON.
+func TestOpenAPIIsServedWithoutAKey(t *testing.T) {
+	gw, err := New(Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
+		Credential: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	openapitest.Handler(t, gw.Mux()).ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+	want, err := docs.OpenAPIJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" || !bytes.Equal(rec.Body.Bytes(), want) {
+		t.Errorf("GET /openapi.json: status %d, Content-Type %q, %d bytes; want 200, application/json, the %d bytes of docs.OpenAPIJSON",
+			rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len(), len(want))
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 )
 
 // recorder is an Observer that keeps everything it is told.
@@ -78,7 +79,7 @@ func newOutcomeEnv(t *testing.T) *outcomeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	t.Cleanup(srv.Close)
 	return &outcomeEnv{url: srv.URL, secret: secret, keyID: key.ID, obs: obs}
 }

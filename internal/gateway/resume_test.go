@@ -18,6 +18,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -128,7 +129,7 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 					path, body = "/chat/completions", `{"index":"Zero-Knowledge","prompt":"count",`
 				}
 				body += tc.chain + `,"stream":true,"redundancy":{"on_interrupt":"resume","timeout_ms":1000}}`
-				srv := httptest.NewServer(gw.Mux())
+				srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 				defer srv.Close()
 				req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
@@ -220,7 +221,7 @@ func mustJSON(s string) string {
 // report of the resume on its last chunk.
 func TestResumeThroughTheOpenAISDK(t *testing.T) {
 	gw, _ := newResumeGateway(t)
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(apikey.NewSecret()), option.WithMaxRetries(0))
 	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
@@ -301,7 +302,7 @@ func TestResumeOnAnthropic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	defer srv.Close()
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(
 		`{"models":["p/cut","claude/sonnet"],"stream":true,"redundancy":{"on_interrupt":"resume"},"messages":[{"role":"user","content":"count"}]}`))

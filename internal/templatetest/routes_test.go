@@ -21,6 +21,7 @@ var sdkRequests = []struct{ method, path, function string }{
 	{"GET", "/usage", "UsageFunction"},
 	{"GET", "/receipts/bnd_01JD3Q8ZK7X4M2N5P6R7S8T9V0", "ReceiptsFunction"},
 	{"GET", "/.well-known/jwks.json", "JWKSFunction"},
+	{"GET", "/openapi.json", "JWKSFunction"},
 	{"GET", "/admin/api-keys", "AdminFunction"},
 	{"POST", "/admin/api-keys", "AdminFunction"},
 	{"PATCH", "/admin/api-keys/key_1", "AdminFunction"},

@@ -1,0 +1,46 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/docs"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+)
+
+var openAPIRoutes = []string{"GET /openapi.json"}
+
+// NewOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it
+// describes the API, nothing of its data). The conversion runs once per process.
+func NewOpenAPI(Deps) (http.Handler, error) {
+	doc, err := docs.OpenAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		_, _ = w.Write(doc)
+	})
+	return httpapi.Routes(classicapi.Render, h, openAPIRoutes...), nil
+}
+
+// NewPublic builds the routes that need no key, GET /.well-known/jwks.json and GET /openapi.json,
+// on one handler: in the cloud they share the lightest function.
+func NewPublic(d Deps) (http.Handler, error) {
+	mux := http.NewServeMux()
+	for _, e := range []struct {
+		build  func(Deps) (http.Handler, error)
+		routes []string
+	}{{NewJWKS, jwksRoutes}, {NewOpenAPI, openAPIRoutes}} {
+		h, err := e.build(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range httpapi.Paths(e.routes...) {
+			mux.Handle(p, h)
+		}
+	}
+	mux.Handle("/", httpapi.WithRequestID(httpapi.NotFound(classicapi.Render)))
+	return mux, nil
+}

@@ -1,0 +1,97 @@
+package openapitest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// fakeT records what Handler reports, so a test can assert the wrapper fails what it must.
+type fakeT struct {
+	testing.TB
+	errors   []string
+	cleanups []func()
+}
+
+func (f *fakeT) Helper()           {}
+func (f *fakeT) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *fakeT) Errorf(format string, a ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, a...))
+}
+func (f *fakeT) Fatal(a ...any) { f.errors = append(f.errors, fmt.Sprint(a...)) }
+func (f *fakeT) end() {
+	for _, fn := range f.cleanups {
+		fn()
+	}
+}
+
+// send serves one request through Handler around answer and returns what it reported.
+func send(t *testing.T, method, path, body string, answer http.HandlerFunc) []string {
+	t.Helper()
+	ft := &fakeT{TB: t}
+	srv := httptest.NewServer(Handler(ft, answer))
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	srv.Close()
+	ft.end()
+	return ft.errors
+}
+
+func jsonAnswer(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-Id", "req_1")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+func TestHandlerHoldsAnswersToTheDocument(t *testing.T) {
+	usage := `{"success":false,"error":"Invalid API key","message":"no key","request_id":"req_1"}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		answer                   http.HandlerFunc
+		fails                    string // "" when nothing must be reported
+	}{
+		{"a documented error passes", "GET", "/usage", "", jsonAnswer(401, usage), ""},
+		{"an undocumented route that is refused passes", "GET", "/nowhere", "", jsonAnswer(404, usage), ""},
+		{"an undocumented route that answers fails", "GET", "/nowhere", "", jsonAnswer(200, `{}`), "not in the document"},
+		{"an undocumented status fails", "GET", "/usage", "", jsonAnswer(418, usage), "does not match"},
+		{"a body of the wrong shape fails", "GET", "/usage", "", jsonAnswer(401, `{"success":false}`), "does not match"},
+		{"a missing X-Request-Id fails", "GET", "/usage", "", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(401)
+			_, _ = io.WriteString(w, usage)
+		}, "X-Request-Id"},
+		{"a request the document refuses, served, fails", "POST", "/admin/circuit-breakers", `{"subjectType":"planet"}`,
+			jsonAnswer(201, `{"success":true,"circuitBreaker":{"subject":"k:1","subjectType":"key","subjectId":"1","openedBy":"a","openedAt":"2026-01-01T00:00:00Z"}}`),
+			"refuses this request"},
+		{"a request the document refuses, refused, passes", "POST", "/admin/circuit-breakers", `{"subjectType":"planet"}`, jsonAnswer(400, usage), ""},
+		{"a stream is checked for its headers only", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+			func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("X-Request-Id", "req_1")
+				_, _ = io.WriteString(w, "data: not json\n\n")
+			}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := send(t, tc.method, tc.path, tc.body, tc.answer)
+			switch {
+			case tc.fails == "" && len(errs) > 0:
+				t.Errorf("reported %v, want nothing", errs)
+			case tc.fails != "" && (len(errs) == 0 || !strings.Contains(strings.Join(errs, "\n"), tc.fails)):
+				t.Errorf("reported %v, want an error naming %q", errs, tc.fails)
+			}
+		})
+	}
+}
