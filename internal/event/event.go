@@ -108,7 +108,7 @@ type Subject struct {
 // is tried next.
 type Failover struct {
 	FailedModel string `json:"failedModel"`
-	Reason      string `json:"reason"` // the chain's classification, e.g. "rate_limited", "timeout"
+	Reason      string `json:"reason"` // the chain's classification: a chain.Reason such as "rate_limit"
 	NextModel   string `json:"nextModel"`
 	LatencyMs   int64  `json:"latencyMs"` // how long the failed attempt took
 	Subject

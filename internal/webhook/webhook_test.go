@@ -173,7 +173,7 @@ func (f *fixture) endpoint(t *testing.T, url string, events ...string) *webhook.
 	return ep
 }
 
-var failover = event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limited",
+var failover = event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit",
 	NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: event.Subject{UserID: "u1", APIKeyID: "key_1", RequestID: "req_1"},
 	Time: time.Now()}, time.Now())
 
