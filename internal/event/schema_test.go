@@ -31,6 +31,8 @@ func emitted(t *testing.T) []event.Event {
 		event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit", NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: sub}, now),
 		event.LimitReachedEvent(event.Limit{Limit: "requests_per_minute", Max: 60, ResetTime: now.Add(time.Minute), Endpoint: "/v1/chat/completions", Subject: sub}, now),
 		event.WebhookTestEvent("wh_1", sub, now),
+		event.EndpointDisabledEvent(event.EndpointDisabled{EndpointID: "wh_1", URL: "https://hooks.example.com", URLFingerprint: "sha256:0123456789abcdef",
+			Reason: "gone", ConsecutiveFailures: 1}, now),
 		event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "key_1", Cause: "admin", Until: now.Add(time.Hour), Subject: sub}, now),
 		event.BreakerEvent(false, event.Breaker{Scope: "user", ScopeID: "user_1", Cause: "admin", Subject: sub}, now),
 	}
@@ -53,12 +55,13 @@ var wrongValue = map[event.Type]struct {
 	field string
 	value any
 }{
-	event.ModelFailover:        {"reason", "rate_limited"}, // the spelling the docs' sample once had
-	event.LimitReached:         {"limit", "requests_per_second"},
-	event.WebhookTest:          {"endpointId", 1},
-	event.CircuitBreakerOpened: {"cause", "policy_violations"},
-	event.CircuitBreakerClosed: {"scope", "model"},
-	"admin:*":                  {"action", "edit"},
+	event.ModelFailover:           {"reason", "rate_limited"}, // the spelling the docs' sample once had
+	event.LimitReached:            {"limit", "requests_per_second"},
+	event.WebhookTest:             {"endpointId", 1},
+	event.WebhookEndpointDisabled: {"reason", "disabled"},
+	event.CircuitBreakerOpened:    {"cause", "policy_violations"},
+	event.CircuitBreakerClosed:    {"scope", "model"},
+	"admin:*":                     {"action", "edit"},
 }
 
 // The failover reasons a schema lists are exactly the chain's.
