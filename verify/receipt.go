@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-jose/go-jose/v4"
@@ -14,7 +15,12 @@ const ReceiptType = "secureai-receipt+jws"
 // not expire and are not single-use: they are records, verifiable for as long as their key stays
 // published.
 func Receipt(ctx context.Context, keys Keys, compact string) ([]byte, error) {
-	return verifySigned(ctx, keys, compact, ReceiptType)
+	payload, err := verifySigned(ctx, keys, compact, ReceiptType)
+	var e *Error
+	if errors.As(err, &e) {
+		e.what = "receipt" // the message names what the caller checked
+	}
+	return payload, err
 }
 
 // verifySigned checks that compact is an EdDSA JWS of type typ signed by one of keys, and returns

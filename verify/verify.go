@@ -56,18 +56,24 @@ const (
 	Replayed      Reason = "replayed"       // its jti was already used
 )
 
-// Error is a refused token. Check the reason with errors.As.
+// Error is a refused token or receipt. Check the reason with errors.As.
 type Error struct {
 	Reason Reason
 	Detail string
 	Err    error // the underlying cause, if any
+
+	what string // what was refused, for the message: "" is an entitlement token
 }
 
 func (e *Error) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("verify: entitlement token refused (%s): %s: %v", e.Reason, e.Detail, e.Err)
+	what := e.what
+	if what == "" {
+		what = "entitlement token"
 	}
-	return fmt.Sprintf("verify: entitlement token refused (%s): %s", e.Reason, e.Detail)
+	if e.Err != nil {
+		return fmt.Sprintf("verify: %s refused (%s): %s: %v", what, e.Reason, e.Detail, e.Err)
+	}
+	return fmt.Sprintf("verify: %s refused (%s): %s", what, e.Reason, e.Detail)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

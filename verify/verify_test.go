@@ -228,3 +228,39 @@ func mustGet(t *testing.T, url string) []byte {
 	raw, _ := io.ReadAll(resp.Body)
 	return raw
 }
+
+// A refused receipt says "receipt", not "entitlement token", whatever the check that refused it.
+func TestAReceiptRefusalNamesAReceipt(t *testing.T) {
+	g := newGateway(t)
+	keys, err := verify.StaticJWKS(jwksOf(t, g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, compact := range map[string]string{
+		"not a JWS":            "x",
+		"an entitlement token": g.mint(t, "custom/ok", "custom", []byte("{}")),
+	} {
+		_, err := verify.Receipt(context.Background(), keys, compact)
+		var ve *verify.Error
+		if !errors.As(err, &ve) || ve.Reason != verify.Malformed {
+			t.Fatalf("%s: %v, want a Malformed refusal", name, err)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "verify: receipt refused") {
+			t.Errorf("%s: %q, want it to say the receipt was refused", name, msg)
+		}
+	}
+}
+
+func jwksOf(t *testing.T, g *gateway) []byte {
+	t.Helper()
+	res, err := http.Get(g.jwks.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

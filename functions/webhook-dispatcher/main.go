@@ -16,5 +16,5 @@ func main() {
 	if c.Config.WebhookQueueURL == "" {
 		log.Fatal("webhook-dispatcher: SECUREAI_WEBHOOK_QUEUE_URL is not set: retries need the webhook queue")
 	}
-	lambda.Start(sqsqueue.Webhooks(c.Dispatcher(), c.Log))
+	lambda.Start(c.Flushing(sqsqueue.Webhooks(c.Dispatcher(), c.Log)))
 }

@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -15,9 +17,9 @@ import (
 
 // Key is one API key. Only the SHA-256 of its secret is ever stored.
 //
-// The limit fields hold what an admin set; zero means "the default" (DefaultLimits), so keys
-// stored before a field existed keep working. Read them through Limits, BillingModeOrDefault and
-// SMLTPPolicies, never directly.
+// The limit fields hold what an admin set (see Limit): zero means "the default" (DefaultLimits), so
+// keys stored before a field existed keep working, and NoLimit means none. Read them through
+// Limits, BillingModeOrDefault and SMLTPPolicies, never directly.
 type Key struct {
 	ID            string      `json:"id"`
 	Hash          string      `json:"-"`
@@ -26,8 +28,8 @@ type Key struct {
 	UserID        string      `json:"userId,omitempty"`
 	Admin         bool        `json:"admin"`
 	BillingMode   BillingMode `json:"billingMode,omitempty"`
-	DailyLimit    int         `json:"dailyLimit,omitempty"`
-	MonthlyLimit  int         `json:"monthlyLimit,omitempty"`
+	DailyLimit    Limit       `json:"dailyLimit,omitempty"`
+	MonthlyLimit  Limit       `json:"monthlyLimit,omitempty"`
 	RateLimit     RateLimit   `json:"rateLimit"`
 	AllowedModels []string    `json:"allowedModels,omitempty"` // empty: every model
 	// AllowedSMLTPPolicies names the policies the key may use; empty: DefaultSMLTPPolicies.
@@ -40,9 +42,43 @@ type Key struct {
 
 // RateLimit is a key's short-window request limits; zero fields mean the default.
 type RateLimit struct {
-	RequestsPerMinute int `json:"requestsPerMinute,omitempty"`
-	RequestsPerHour   int `json:"requestsPerHour,omitempty"`
+	RequestsPerMinute Limit `json:"requestsPerMinute,omitempty"`
+	RequestsPerHour   Limit `json:"requestsPerHour,omitempty"`
 }
+
+// Limit is one request limit of a key: a count, 0 for unset (the default applies) or NoLimit.
+// In JSON NoLimit is null (SPEC 7: "any limit may be null"); elsewhere (DynamoDB's number
+// attributes) it is stored as -1, so an unset field and a lifted limit never read alike.
+type Limit int
+
+// NoLimit is a limit lifted by an admin (null in the API): the window is still counted, so usage
+// shows it, but never refuses a request. It is meant for service and admin keys.
+const NoLimit Limit = -1
+
+// MarshalJSON writes NoLimit as null and any other limit as its number.
+func (l Limit) MarshalJSON() ([]byte, error) {
+	if l == NoLimit {
+		return []byte("null"), nil
+	}
+	return strconv.AppendInt(nil, int64(l), 10), nil
+}
+
+// UnmarshalJSON reads null as NoLimit and a number as the limit.
+func (l *Limit) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*l = NoLimit
+		return nil
+	}
+	var n int
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	*l = Limit(n)
+	return nil
+}
+
+// Refuses reports whether a window with this limit refuses a request when it has counted n.
+func (l Limit) Refuses(n int) bool { return l != NoLimit && n >= int(l) }
 
 // BillingMode says what a key's calls are paid with.
 type BillingMode string
@@ -57,9 +93,9 @@ const (
 // Valid reports whether m is one of the two modes.
 func (m BillingMode) Valid() bool { return m == UserCompletions || m == UsageByModel }
 
-// Limits are a key's effective request limits, defaults filled in.
+// Limits are a key's effective request limits, defaults filled in: each a count or NoLimit.
 type Limits struct {
-	PerMinute, PerHour, PerDay, PerMonth int
+	PerMinute, PerHour, PerDay, PerMonth Limit
 }
 
 // DefaultLimits apply to every limit an admin left unset (SPEC 7).
@@ -76,11 +112,11 @@ func DefaultSMLTPPolicies() []string { return []string{"public", "internal"} }
 
 // Limits returns the key's effective limits.
 func (k *Key) Limits() Limits {
-	or := func(v, def int) int {
-		if v > 0 {
-			return v
+	or := func(v, def Limit) Limit {
+		if v == 0 {
+			return def
 		}
-		return def
+		return v
 	}
 	return Limits{
 		PerMinute: or(k.RateLimit.RequestsPerMinute, DefaultLimits.PerMinute),

@@ -81,6 +81,9 @@ func FromEvent(e event.Event) Entry {
 	case e.Type == event.WebhookTest:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "operations", "success"
 		en.Description = "Test event sent to webhook " + common.EP
+	case e.Type == event.WebhookEndpointDisabled:
+		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "operations", "disabled"
+		en.Description = fmt.Sprintf("Webhook endpoint %s disabled by the gateway (%s)", common.EP, common.Reason)
 	case e.Type == event.CircuitBreakerOpened:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityCritical, "security", "blocked"
 		en.Description = fmt.Sprintf("Circuit breaker opened for %s %s (%s)", common.Scope, common.ScopeID, common.Cause)

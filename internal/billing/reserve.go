@@ -124,6 +124,10 @@ type Reservation struct {
 	BillingFallback bool
 	// Points and Micros are what is held (one of them is zero).
 	Points, Micros int64
+	// HoldID names the hold the reservation's charge opened on the user's record (Charge.Opens),
+	// "" for none, and Hold is that hold; Close closes it.
+	HoldID string
+	Hold   Hold
 
 	biller   *Biller
 	period   time.Time
@@ -344,7 +348,11 @@ func (r *Reservation) Close(ctx context.Context, bill Bill, charge func(ctx cont
 	if r.closed {
 		return ErrClosed
 	}
-	err := charge(ctx, r.UserID, Charge{Period: r.period, Points: bill.Points - r.Points, Micros: bill.Micros - r.Micros})
+	err := charge(ctx, r.UserID, Charge{Period: r.period, Points: bill.Points - r.Points, Micros: bill.Micros - r.Micros, Closes: r.HoldID, Hold: r.Hold})
+	if errors.Is(err, ErrHoldGone) {
+		// Refunded after its expiry while the request still ran: bill it afresh, once.
+		err = charge(ctx, r.UserID, Charge{Period: r.period, Points: bill.Points, Micros: bill.Micros})
+	}
 	if errors.Is(err, ErrStalePeriod) {
 		var u *User
 		if u, err = r.biller.EnsureUser(ctx, r.UserID); err == nil {

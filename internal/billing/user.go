@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -33,6 +34,21 @@ type User struct {
 	DollarLimitMicros int64     `json:"dollarLimitMicros"` // the budget per period
 	SpendMicros       int64     `json:"spendMicros"`       // includes reservations in flight
 	CreatedAt         time.Time `json:"createdAt"`
+	// Holds are the reservations of requests in flight, by id, each until its expiry. Stores
+	// replace the map on every change (never edit it in place), so a copy of a record stays as
+	// it was.
+	Holds map[string]Hold `json:"holds,omitempty"`
+}
+
+// Hold is a reservation on its user's record: what it holds, in which period, and until when.
+// A request's settlement removes it with its charge; one still there after Expires (its request
+// died with its process, or never settled) is refunded by RefundExpired. Both remove it under
+// the store's lock or condition, so a reservation is either settled or refunded, exactly once.
+type Hold struct {
+	Period  time.Time `json:"period"`
+	Points  int64     `json:"points,omitempty"`
+	Micros  int64     `json:"micros,omitempty"`
+	Expires time.Time `json:"expires"`
 }
 
 // Store keeps users' billing records. Implemented by boltstore.Store and dynamostore.Store;
@@ -64,6 +80,12 @@ type Charge struct {
 	Capped    bool
 	PointsCap int64
 	MicrosCap int64
+	// Opens records Hold on the record as hold Opens (a reservation's charge: Hold is its period,
+	// amounts and expiry). Closes removes hold Closes with this charge (its settlement; Hold then
+	// says what it held, so a settlement taken back can restore it); the charge is refused with
+	// ErrHoldGone, writing nothing, once the hold is gone (refunded after its expiry).
+	Opens, Closes string
+	Hold          Hold
 }
 
 var (
@@ -75,7 +97,62 @@ var (
 	ErrInsufficient = errors.New("billing: not enough points or budget left")
 	// ErrStalePeriod is a charge for a period the record has left (or not reached yet).
 	ErrStalePeriod = errors.New("billing: the user's billing period changed")
+	// ErrHoldGone is a charge closing a hold that is no longer on the record: it was refunded.
+	ErrHoldGone = errors.New("billing: the reservation's hold was refunded")
 )
+
+// Apply checks c against u and applies it — amounts, and the hold it opens or closes — as a
+// store does under its lock: ErrStalePeriod, ErrHoldGone or ErrInsufficient, changing nothing,
+// when c does not apply.
+func (c Charge) Apply(u *User) error {
+	if !u.PeriodStart.Equal(c.Period) {
+		return ErrStalePeriod
+	}
+	if _, ok := u.Holds[c.Closes]; c.Closes != "" && !ok {
+		return ErrHoldGone
+	}
+	if !c.Fits(u) {
+		return ErrInsufficient
+	}
+	u.PointsUsed += c.Points
+	u.SpendMicros += c.Micros
+	if c.Opens != "" || c.Closes != "" {
+		holds := maps.Clone(u.Holds)
+		if holds == nil {
+			holds = map[string]Hold{}
+		}
+		delete(holds, c.Closes)
+		if c.Opens != "" {
+			holds[c.Opens] = c.Hold
+		}
+		u.Holds = holds
+	}
+	return nil
+}
+
+// RefundExpired gives back every hold of u that expired before now (one of an earlier period is
+// only dropped: that period's counts are gone) and reports how many it removed.
+func (u *User) RefundExpired(now time.Time) int {
+	n := 0
+	for id, h := range u.Holds {
+		if !h.Expires.Before(now) {
+			continue
+		}
+		if n == 0 {
+			u.Holds = maps.Clone(u.Holds)
+		}
+		if h.Period.Equal(u.PeriodStart) {
+			u.PointsUsed -= h.Points
+			u.SpendMicros -= h.Micros
+		}
+		delete(u.Holds, id)
+		n++
+	}
+	if len(u.Holds) == 0 {
+		u.Holds = nil
+	}
+	return n
+}
 
 // Fits reports whether a capped charge c fits u (stores use it under their lock or condition).
 func (c Charge) Fits(u *User) bool {
@@ -111,7 +188,7 @@ func (u *User) rollover(now time.Time) bool {
 	if !u.PeriodStart.Before(p) {
 		return false
 	}
-	u.PeriodStart, u.PointsUsed, u.SpendMicros = p, 0, 0
+	u.PeriodStart, u.PointsUsed, u.SpendMicros, u.Holds = p, 0, 0, nil // the old period's holds went with it
 	return true
 }
 

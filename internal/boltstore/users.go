@@ -3,7 +3,10 @@ package boltstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/billing"
 	bolt "go.etcd.io/bbolt"
@@ -66,17 +69,60 @@ func (s *Store) UpdateUser(_ context.Context, id string, update func(*billing.Us
 
 // Charge implements billing.Store.
 func (s *Store) Charge(_ context.Context, id string, c billing.Charge) error {
-	return s.modifyUser(id, func(u *billing.User) error {
-		if !u.PeriodStart.Equal(c.Period) {
-			return billing.ErrStalePeriod
-		}
-		if !c.Fits(u) {
-			return billing.ErrInsufficient
-		}
-		u.PointsUsed += c.Points
-		u.SpendMicros += c.Micros
-		return nil
+	return s.modifyUser(id, c.Apply)
+}
+
+// RefundExpired gives back every reservation hold that expired before now, on every user, and
+// reports how many it removed. Each user's refund is one step under the lock a settlement also
+// takes, so a hold is settled or refunded, never both; the refund is committed with the user's
+// record like any charge. It reads every user in the file: run it in the background (at start,
+// and periodically), never on a request's path.
+func (s *Store) RefundExpired(_ context.Context, now time.Time) (int, error) {
+	var ids []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketUsers).ForEach(func(k, raw []byte) error {
+			if u, err := decodeUser(raw); err == nil && expiredHold(u, now) {
+				ids = append(ids, string(k))
+			}
+			return nil
+		})
 	})
+	if err != nil {
+		return 0, fmt.Errorf("boltstore: listing users: %w", err)
+	}
+	s.p.mu.Lock()
+	for id, e := range s.p.users { // the authoritative copies, committed or not
+		if e.u != nil && expiredHold(e.u, now) {
+			ids = append(ids, id)
+		}
+	}
+	s.p.mu.Unlock()
+	slices.Sort(ids)
+	n := 0
+	for _, id := range slices.Compact(ids) {
+		err := s.modifyUser(id, func(u *billing.User) error {
+			if m := u.RefundExpired(now); m > 0 {
+				n += m
+				return nil
+			}
+			return errNothingExpired // settled since it was listed: nothing to write
+		})
+		if err != nil && !errors.Is(err, errNothingExpired) && !errors.Is(err, billing.ErrNotFound) {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+var errNothingExpired = errors.New("boltstore: no expired hold")
+
+func expiredHold(u *billing.User, now time.Time) bool {
+	for _, h := range u.Holds {
+		if h.Expires.Before(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // modifyUser runs fn on a copy of the user under the lock and keeps the result; an error from fn

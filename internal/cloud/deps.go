@@ -8,6 +8,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
@@ -143,7 +144,8 @@ func (c *Cloud) signer(ctx context.Context) (*signing.Signer, error) {
 // SECUREAI_WEBHOOK_QUEUE_URL (the webhook dispatcher; the admin function only sends test
 // deliveries, which are never queued).
 func (c *Cloud) Dispatcher() *webhook.Dispatcher {
-	d := &webhook.Dispatcher{Store: c.Store, Log: c.Log, Poster: &webhook.Poster{Client: c.Guard.Client(), Now: time.Now}}
+	d := &webhook.Dispatcher{Store: c.Store, Log: c.Log, Events: c.Events,
+		Poster: &webhook.Poster{Client: c.Guard.Client(), Now: time.Now}}
 	if c.Metrics != nil {
 		d.Observe = c.Metrics.WebhookDelivery
 	}
@@ -151,4 +153,14 @@ func (c *Cloud) Dispatcher() *webhook.Dispatcher {
 		d.Queue = sqsqueue.Queue{API: c.sqs, URL: c.Config.WebhookQueueURL}
 	}
 	return d
+}
+
+// Flushing wraps a queue consumer so each batch's published events (a webhook:endpoint_disabled)
+// are handed to the bus before the invocation ends: work after it may be frozen for good.
+func (c *Cloud) Flushing(h sqsqueue.Handler) sqsqueue.Handler {
+	return func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
+		resp, err := h(ctx, batch)
+		c.flush(ctx)
+		return resp, err
+	}
 }

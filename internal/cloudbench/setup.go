@@ -66,7 +66,7 @@ func deploy(ctx context.Context, motoURL, proxyURL, upstreamURL, dir string) (*d
 	hash, _ := apikey.Hash(secret)
 	// Limits high enough never to refuse the benchmark (the defaults allow 60 a minute); they are
 	// still counted, so the admission transaction runs as it does in a deployment.
-	never := 1 << 40
+	never := apikey.Limit(1 << 40)
 	if err := dynamostore.New(db, tables).CreateKey(ctx, &apikey.Key{ID: "key_bench", Hash: hash,
 		Prefix: apikey.Prefix(secret), Name: "bench", CreatedAt: time.Now().UTC(),
 		RateLimit: apikey.RateLimit{RequestsPerMinute: never, RequestsPerHour: never}, DailyLimit: never, MonthlyLimit: never}); err != nil {

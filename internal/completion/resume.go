@@ -28,6 +28,9 @@ type resumption struct {
 	// dropPrefix is whitespace cut from the end of the prefix (Anthropic refuses a prefill that
 	// ends with it): the caller has it already, so it is cut from the continuation's first text.
 	dropPrefix string
+	// cont is the continuation's own usage as its provider reported it (what its model is billed),
+	// before it is turned into the caller's whole answer.
+	cont *provider.Usage
 }
 
 // chunk tracks a chunk on its way to the caller and, after a resume, makes the continuation's
@@ -37,6 +40,11 @@ func (r *resumption) chunk(c provider.Chunk) provider.Chunk {
 		data, err := sjson.SetBytes(c.Data, "id", r.chunkID)
 		if err == nil {
 			data, err = sjson.DeleteBytes(data, "choices.0.delta.role")
+		}
+		if c.Usage != nil && err == nil && gjson.GetBytes(data, "usage").IsObject() {
+			u := r.callerUsage(*c.Usage)
+			data, err = sjson.SetBytes(data, "usage", map[string]int{"prompt_tokens": u.PromptTokens,
+				"completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens})
 		}
 		if content := gjson.GetBytes(data, "choices.0.delta.content"); err == nil && r.dropPrefix != "" && content.Str != "" {
 			data, err = sjson.SetBytes(data, "choices.0.delta.content", strings.TrimPrefix(content.Str, r.dropPrefix))
@@ -79,7 +87,44 @@ func (st *Stream) ChunkID() string {
 // firstUsage is the interrupted model's share, estimated: the prompt from its size, the output
 // from the text it delivered (about four characters a token).
 func (r *resumption) firstUsage(c *Call) *provider.Usage {
-	return &provider.Usage{PromptTokens: billing.EstimateTokens(len(c.Input.Body)), CompletionTokens: billing.EstimateTokens(r.text.Len())}
+	return &provider.Usage{PromptTokens: billing.EstimateTokens(len(c.Input.Body)), CompletionTokens: r.delivered()}
+}
+
+// delivered is the interrupted model's output in tokens, estimated from the text it delivered.
+func (r *resumption) delivered() int { return billing.EstimateTokens(r.text.Len()) }
+
+// callerUsage is the caller's whole answer from the continuation's usage cont (SPEC 7): the
+// continuation's prompt was the original request plus the delivered text, so the original
+// prompt is cont's less that text, and the answer's completion is both parts'. The total is the
+// continuation's, split as the caller sees it.
+func (r *resumption) callerUsage(cont provider.Usage) provider.Usage {
+	first := r.delivered()
+	return provider.Usage{PromptTokens: max(0, cont.PromptTokens-first), CompletionTokens: first + cont.CompletionTokens}
+}
+
+// ModelUsage is one model's part of a resumed answer, for the report.
+type ModelUsage struct {
+	Model            string `json:"model"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	// Estimated is true for the interrupted model, which reported no usage: its part is
+	// estimated from the request's and the delivered text's sizes (and billed so).
+	Estimated bool `json:"estimated,omitempty"`
+}
+
+// UsageByModel is each model's part of a resumed answer once the stream ended (nil before, or
+// when no other model continued it): the interrupted one estimated, the continuation as its
+// provider reported it.
+func (st *Stream) UsageByModel() []ModelUsage {
+	r := st.resume
+	if r == nil || r.model == "" || r.cont == nil {
+		return nil
+	}
+	first := r.firstUsage(st.call)
+	return []ModelUsage{
+		{Model: st.Served, PromptTokens: first.PromptTokens, CompletionTokens: first.CompletionTokens, Estimated: true},
+		{Model: r.model, PromptTokens: r.cont.PromptTokens, CompletionTokens: r.cont.CompletionTokens},
+	}
 }
 
 // resumeOnNext continues an interrupted stream on the next model of the chain able to continue

@@ -17,7 +17,8 @@ import (
 // first content token are already in hand.
 type Stream struct {
 	Served string
-	// Usage is the latest usage the provider reported, once it has.
+	// Usage is the latest usage the provider reported, once it has; after a resume, the caller's
+	// whole answer (both parts' completion, the original prompt), as the caller is told it.
 	Usage *provider.Usage
 
 	pending  []provider.Chunk
@@ -153,6 +154,11 @@ func (st *Stream) Next() (provider.Chunk, error) {
 func (st *Stream) track(c provider.Chunk) {
 	if c.Usage != nil {
 		st.Usage = c.Usage
+		if r := st.resume; r != nil && r.splice {
+			// A continuation's usage: the caller's is the whole answer's.
+			whole := r.callerUsage(*c.Usage)
+			r.cont, st.Usage = c.Usage, &whole
+		}
 	}
 	if c.Finish {
 		st.finished = true
@@ -189,7 +195,7 @@ func (st *Stream) Close() {
 	if st.call != nil {
 		o := Outcome{Served: st.Served, Usage: st.Usage, Report: st.report, Err: st.err}
 		if r := st.resume; r != nil && r.model != "" {
-			o.Resumed, o.Usage, o.ResumedUsage = r.model, r.firstUsage(st.call), st.Usage
+			o.Resumed, o.Usage, o.ResumedUsage = r.model, r.firstUsage(st.call), r.cont
 		}
 		if !st.whole && o.Err == nil {
 			o.Err = chain.ErrCanceled

@@ -19,11 +19,20 @@ import (
 // Admit implements ledger.Store: one Update per window (windowUpdates) and the user's charge
 // (chargeUpdate) in one transaction; with no windows, the charge alone (UpdateItem).
 func (s *Store) Admit(ctx context.Context, keyID string, ws []limits.Window, userID string, c *billing.Charge) (int, error) {
+	full := -1
+	err := s.withHolds(ctx, userID, func() (err error) {
+		full, err = s.admit(ctx, keyID, ws, userID, c)
+		return err
+	})
+	return full, err
+}
+
+func (s *Store) admit(ctx context.Context, keyID string, ws []limits.Window, userID string, c *billing.Charge) (int, error) {
 	if len(ws) == 0 {
 		if c == nil {
 			return -1, nil
 		}
-		return -1, s.Charge(ctx, userID, *c)
+		return -1, s.charge(ctx, userID, *c)
 	}
 	items := s.windowUpdates(keyID, ws)
 	if c != nil {

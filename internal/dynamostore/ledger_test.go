@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/catalog"
@@ -34,6 +35,13 @@ func TestLedgerContract(t *testing.T) {
 // newLedgerStore gives each test its own limits, users and receipts tables.
 func newLedgerStore(t *testing.T, client *dynamodb.Client) *dynamostore.Store {
 	t.Helper()
+	s, _ := newLedgerTables(t, client)
+	return s
+}
+
+// newLedgerTables is newLedgerStore, with the tables' names.
+func newLedgerTables(t *testing.T, client *dynamodb.Client) (*dynamostore.Store, dynamostore.Tables) {
+	t.Helper()
 	tables := uniqueTables(t)
 	tables.Idempotency = ""
 	tables.Limits, tables.Users, tables.Receipts = tables.APIKeys+"-limits", tables.APIKeys+"-users", tables.APIKeys+"-receipts"
@@ -45,7 +53,7 @@ func newLedgerStore(t *testing.T, client *dynamodb.Client) *dynamostore.Store {
 			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 		}
 	})
-	return dynamostore.New(client, tables)
+	return dynamostore.New(client, tables), tables
 }
 
 // TestAWarmRequestIsOneStoreCallEachWay pins the cloud hot path's cost (issue 17): once its
@@ -113,5 +121,35 @@ func TestAWarmRequestIsOneStoreCallEachWay(t *testing.T) {
 	}
 	if counts, _ := s.RequestCounts(ctx, "k2", limits.Windows(other, time.Now())); !slices.Equal(counts, []int{0, 0, 0, 0}) {
 		t.Errorf("a quota refusal was counted: %v", counts)
+	}
+}
+
+// A user item written before reservations left holds on it has no holds map: the first
+// reservation gives it one and goes through, and a sweep refunds it like any other.
+func TestAReservationOnAnItemWithoutHolds(t *testing.T) {
+	ctx := context.Background()
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
+	s, tables := newLedgerTables(t, client)
+	if err := s.CreateUser(ctx, billing.NewUser("u1", billing.Defaults{MonthlyPoints: 9}, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	users := tables.Users
+	if _, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(users),
+		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "u1"}}, UpdateExpression: aws.String("REMOVE holds")}); err != nil {
+		t.Fatal(err)
+	}
+	l := &ledger.Ledger{Store: s, Biller: &billing.Biller{Store: s}}
+	key := &apikey.Key{ID: "k1", UserID: "u1"}
+	if _, err := l.Admit(ctx, key, []*catalog.Model{{Name: "demo/dear", Points: 4}}, billing.Estimate{}, time.Now()); err != nil {
+		t.Fatalf("a reservation on an item without holds: %v", err)
+	}
+	if u, _ := s.User(ctx, "u1"); u.PointsUsed != 4 || len(u.Holds) != 1 {
+		t.Fatalf("user %+v, want 4 points held by one hold", u)
+	}
+	if n, err := s.RefundExpired(ctx, time.Now().Add(ledger.DefaultHoldTTL+time.Hour)); err != nil || n != 1 {
+		t.Fatalf("RefundExpired = %d, %v; want 1", n, err)
+	}
+	if u, _ := s.User(ctx, "u1"); u.PointsUsed != 0 || len(u.Holds) != 0 {
+		t.Errorf("after the refund %+v, want nothing used or held", u)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/limits"
 )
 
@@ -23,20 +24,24 @@ import (
 func (s *Store) windowUpdates(keyID string, ws []limits.Window) []types.TransactWriteItem {
 	items := make([]types.TransactWriteItem, len(ws))
 	for i, w := range ws {
-		items[i] = types.TransactWriteItem{Update: &types.Update{
-			TableName:           aws.String(s.tables.Limits),
-			Key:                 map[string]types.AttributeValue{attrLimitPK: &types.AttributeValueMemberS{Value: w.ID(keyID)}},
-			UpdateExpression:    aws.String("ADD #c :one SET #ttl = :ttl"),
-			ConditionExpression: aws.String("attribute_not_exists(#c) OR #c < :limit"),
+		u := &types.Update{
+			TableName:        aws.String(s.tables.Limits),
+			Key:              map[string]types.AttributeValue{attrLimitPK: &types.AttributeValueMemberS{Value: w.ID(keyID)}},
+			UpdateExpression: aws.String("ADD #c :one SET #ttl = :ttl"),
 			ExpressionAttributeNames: map[string]string{
 				"#c": attrLimitCount, "#ttl": TTLAttribute,
 			},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":one":   &types.AttributeValueMemberN{Value: "1"},
-				":limit": &types.AttributeValueMemberN{Value: strconv.Itoa(w.Limit)},
-				":ttl":   TTL(w.End().Add(24 * time.Hour)),
+				":one": &types.AttributeValueMemberN{Value: "1"},
+				":ttl": TTL(w.End().Add(24 * time.Hour)),
 			},
-		}}
+		}
+		// A window with no limit is still counted (GET /usage shows it) but never refuses.
+		if w.Limit != apikey.NoLimit {
+			u.ConditionExpression = aws.String("attribute_not_exists(#c) OR #c < :limit")
+			u.ExpressionAttributeValues[":limit"] = &types.AttributeValueMemberN{Value: strconv.Itoa(int(w.Limit))}
+		}
+		items[i] = types.TransactWriteItem{Update: u}
 	}
 	return items
 }
@@ -49,7 +54,7 @@ func (s *Store) fullWindow(ctx context.Context, keyID string, ws []limits.Window
 		return 0, err
 	}
 	for i, w := range ws {
-		if counts[i] >= w.Limit {
+		if w.Limit.Refuses(counts[i]) {
 			return i, nil
 		}
 	}

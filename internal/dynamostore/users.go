@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -37,8 +38,8 @@ func (s *Store) user(ctx context.Context, id string) (*billing.User, int64, erro
 	if out.Item == nil {
 		return nil, 0, billing.ErrNotFound
 	}
-	var u billing.User
-	if err := attributevalue.UnmarshalMapWithOptions(out.Item, &u, jsonTagsDecode); err != nil {
+	u, err := decodeUser(out.Item)
+	if err != nil {
 		return nil, 0, fmt.Errorf("dynamostore: corrupt user item %s: %w", id, err)
 	}
 	var version int64
@@ -47,7 +48,19 @@ func (s *Store) user(ctx context.Context, id string) (*billing.User, int64, erro
 			return nil, 0, fmt.Errorf("dynamostore: corrupt user item %s: version: %w", id, err)
 		}
 	}
-	return &u, version, nil
+	return u, version, nil
+}
+
+// decodeUser reads a user item; no holds read as nil, as a record without any is written.
+func decodeUser(item map[string]types.AttributeValue) (*billing.User, error) {
+	var u billing.User
+	if err := attributevalue.UnmarshalMapWithOptions(item, &u, jsonTagsDecode); err != nil {
+		return nil, err
+	}
+	if len(u.Holds) == 0 {
+		u.Holds = nil
+	}
+	return &u, nil
 }
 
 func userKey(id string) map[string]types.AttributeValue {
@@ -60,7 +73,50 @@ func encodeUser(u *billing.User, version int64) (map[string]types.AttributeValue
 		return nil, fmt.Errorf("dynamostore: encoding user %s: %w", u.ID, err)
 	}
 	item[attrKeyVersion] = &types.AttributeValueMemberN{Value: strconv.FormatInt(version, 10)}
+	if _, ok := item[attrHolds]; !ok {
+		// Always a map, even empty: a reservation adds its hold as one entry of it (SET
+		// holds.<id>), which DynamoDB refuses when the map itself is missing.
+		item[attrHolds] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
+	}
 	return item, nil
+}
+
+// attrHolds is the user item's map of reservation holds (billing.User.Holds).
+const attrHolds = "holds"
+
+// errNoHolds is a reservation refused because its user's item has no holds map yet (an item
+// written before holds existed): ensureHolds adds it and the reservation is tried again.
+var errNoHolds = errors.New("dynamostore: the user item has no holds map")
+
+// ensureHolds gives user id's item an empty holds map if it has none.
+func (s *Store) ensureHolds(ctx context.Context, id string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Users), Key: userKey(id),
+		UpdateExpression:          aws.String("SET #h = if_not_exists(#h, :empty)"),
+		ConditionExpression:       aws.String("attribute_exists(#id)"),
+		ExpressionAttributeNames:  map[string]string{"#h": attrHolds, "#id": attrUserID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}},
+	})
+	if ConditionFailed(err) {
+		return billing.ErrNotFound
+	}
+	if err != nil {
+		return &OpError{Op: "UpdateItem", Table: s.tables.Users, Err: err}
+	}
+	return nil
+}
+
+// withHolds runs a write that may open a hold, once more after giving the user's item its holds
+// map if it lacked one.
+func (s *Store) withHolds(ctx context.Context, id string, write func() error) error {
+	err := write()
+	if !errors.Is(err, errNoHolds) {
+		return err
+	}
+	if err := s.ensureHolds(ctx, id); err != nil {
+		return err
+	}
+	return write()
 }
 
 // CreateUser implements billing.Store.
@@ -113,6 +169,10 @@ func (s *Store) UpdateUser(ctx context.Context, id string, update func(*billing.
 // Charge implements billing.Store with one conditional UpdateItem (chargeUpdate). A failed
 // condition is told apart from the record as the refusal found it, on that path only.
 func (s *Store) Charge(ctx context.Context, id string, c billing.Charge) error {
+	return s.withHolds(ctx, id, func() error { return s.charge(ctx, id, c) })
+}
+
+func (s *Store) charge(ctx context.Context, id string, c billing.Charge) error {
 	u, err := s.chargeUpdate(id, c)
 	if err != nil {
 		return err
@@ -163,10 +223,26 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 		names["#ubm"], names["#dl"] = "usageByModel", "dollarLimitMicros"
 		values[":on"], values[":mcap"], values[":mmax"] = &types.AttributeValueMemberBOOL{Value: true}, number(c.MicrosCap), number(c.MicrosCap-c.Micros)
 	}
+	update := "ADD #pu :p, #sm :m, #v :one"
+	if c.Opens != "" {
+		hold, err := attributevalue.MarshalWithOptions(c.Hold, jsonTags)
+		if err != nil {
+			return nil, fmt.Errorf("dynamostore: %w", err)
+		}
+		names["#holds"], names["#ho"], values[":hold"] = attrHolds, c.Opens, hold
+		cond += " AND attribute_exists(#holds)"
+		update += " SET #holds.#ho = :hold"
+	}
+	if c.Closes != "" {
+		// The settlement and a refund both remove the hold under this condition: one of them.
+		names["#holds"], names["#hc"] = attrHolds, c.Closes
+		cond += " AND attribute_exists(#holds.#hc)"
+		update += " REMOVE #holds.#hc"
+	}
 	return &types.Update{
 		TableName:                           aws.String(s.tables.Users),
 		Key:                                 userKey(id),
-		UpdateExpression:                    aws.String("ADD #pu :p, #sm :m, #v :one"),
+		UpdateExpression:                    aws.String(update),
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
@@ -178,22 +254,112 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 // found it (nil: read it): ErrNotFound, ErrStalePeriod, or ErrInsufficient (which includes
 // settings changed since the charge was decided: deciding again is the caller's part).
 func (s *Store) chargeRefused(ctx context.Context, id string, c billing.Charge, item map[string]types.AttributeValue) error {
-	var u billing.User
 	if item == nil {
-		cur, _, err := s.user(ctx, id)
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Users), Key: userKey(id), ConsistentRead: aws.Bool(true)})
 		if err != nil {
-			return err
+			return &OpError{Op: "GetItem", Table: s.tables.Users, Err: err}
 		}
-		u = *cur
-	} else if err := attributevalue.UnmarshalMapWithOptions(item, &u, jsonTagsDecode); err != nil {
+		if out.Item == nil {
+			return billing.ErrNotFound
+		}
+		item = out.Item
+	}
+	u, err := decodeUser(item)
+	if err != nil {
 		return fmt.Errorf("dynamostore: corrupt user item %s: %w", id, err)
 	}
 	if !u.PeriodStart.Equal(c.Period) {
 		return billing.ErrStalePeriod
+	}
+	if _, ok := u.Holds[c.Closes]; c.Closes != "" && !ok {
+		return billing.ErrHoldGone
+	}
+	if _, ok := item[attrHolds]; c.Opens != "" && !ok {
+		return errNoHolds
 	}
 	return billing.ErrInsufficient
 }
 
 func number(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// RefundExpired implements ledger.Store: a Scan of the users holding reservations, and for each
+// hold expired before now one conditional UpdateItem that gives its amounts back and removes it
+// — only while it is there and its period is the record's, so a settlement (which removes it
+// under the same condition) and a refund never both happen. A hold of a period the record has
+// left is only removed. Run it from a schedule, never on a request's path.
+func (s *Store) RefundExpired(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(s.tables.Users),
+		ConsistentRead:            aws.Bool(true),
+		ProjectionExpression:      aws.String("#id, #holds, #ps"),
+		FilterExpression:          aws.String("size(#holds) > :zero"),
+		ExpressionAttributeNames:  map[string]string{"#id": attrUserID, "#holds": attrHolds, "#ps": "periodStart"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": number(0)},
+	}
+	for {
+		out, err := s.db.Scan(ctx, in)
+		if err != nil {
+			return n, &OpError{Op: "Scan", Table: s.tables.Users, Err: err}
+		}
+		for _, item := range out.Items {
+			u, err := decodeUser(item)
+			if err != nil {
+				return n, fmt.Errorf("dynamostore: corrupt user item: %w", err)
+			}
+			for id, h := range u.Holds {
+				if !h.Expires.Before(now) {
+					continue
+				}
+				removed, err := s.refundHold(ctx, u.ID, id, h)
+				if err != nil {
+					return n, err
+				}
+				if removed {
+					n++
+				}
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return n, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// refundHold gives back hold id of user userID and removes it, if it is still there; it reports
+// whether it removed it.
+func (s *Store) refundHold(ctx context.Context, userID, id string, h billing.Hold) (bool, error) {
+	period, err := attributevalue.Marshal(h.Period.UTC())
+	if err != nil {
+		return false, fmt.Errorf("dynamostore: %w", err)
+	}
+	names := map[string]string{"#holds": attrHolds, "#h": id, "#v": attrKeyVersion}
+	refund := &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Users), Key: userKey(userID),
+		UpdateExpression:    aws.String("ADD #pu :p, #sm :m, #v :one REMOVE #holds.#h"),
+		ConditionExpression: aws.String("attribute_exists(#holds.#h) AND #ps = :period"),
+		ExpressionAttributeNames: map[string]string{"#holds": attrHolds, "#h": id, "#v": attrKeyVersion,
+			"#pu": "pointsUsed", "#sm": "spendMicros", "#ps": "periodStart"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": number(-h.Points), ":m": number(-h.Micros), ":one": number(1), ":period": period},
+	}
+	drop := &dynamodb.UpdateItemInput{ // its period is over: nothing to give back, only the hold to remove
+		TableName: aws.String(s.tables.Users), Key: userKey(userID),
+		UpdateExpression:          aws.String("ADD #v :one REMOVE #holds.#h"),
+		ConditionExpression:       aws.String("attribute_exists(#holds.#h)"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": number(1)},
+	}
+	for _, in := range []*dynamodb.UpdateItemInput{refund, drop} {
+		_, err := s.db.UpdateItem(ctx, in)
+		if err == nil {
+			return true, nil
+		}
+		if !ConditionFailed(err) {
+			return false, &OpError{Op: "UpdateItem", Table: s.tables.Users, Err: err}
+		}
+	}
+	return false, nil // settled (or refunded) meanwhile
 }

@@ -26,9 +26,10 @@ type Type string
 // The catalog. Webhook endpoints subscribe to these names (or "*"); EventBridge rules match them
 // as detail-type.
 const (
-	ModelFailover Type = "api:model_failover"
-	LimitReached  Type = "api:limit_reached"
-	WebhookTest   Type = "webhook:test"
+	ModelFailover           Type = "api:model_failover"
+	LimitReached            Type = "api:limit_reached"
+	WebhookTest             Type = "webhook:test"
+	WebhookEndpointDisabled Type = "webhook:endpoint_disabled"
 
 	AdminAPIKeyCreated        Type = "admin:api_key_created"
 	AdminAPIKeyUpdated        Type = "admin:api_key_updated"
@@ -45,7 +46,7 @@ const (
 
 // Catalog lists every event type, in a stable order.
 func Catalog() []Type {
-	return []Type{ModelFailover, LimitReached, WebhookTest,
+	return []Type{ModelFailover, LimitReached, WebhookTest, WebhookEndpointDisabled,
 		AdminAPIKeyCreated, AdminAPIKeyUpdated, AdminAPIKeyRevoked,
 		AdminWebhookCreated, AdminWebhookUpdated, AdminWebhookDeleted, AdminWebhookSecretRotated,
 		AdminUserUpdated, CircuitBreakerOpened, CircuitBreakerClosed}
@@ -108,7 +109,7 @@ type Subject struct {
 // is tried next.
 type Failover struct {
 	FailedModel string `json:"failedModel"`
-	Reason      string `json:"reason"` // the chain's classification, e.g. "rate_limited", "timeout"
+	Reason      string `json:"reason"` // the chain's classification: a chain.Reason such as "rate_limit"
 	NextModel   string `json:"nextModel"`
 	LatencyMs   int64  `json:"latencyMs"` // how long the failed attempt took
 	Subject
@@ -152,6 +153,25 @@ type Test struct {
 // WebhookTestEvent returns the webhook:test event sent to one endpoint.
 func WebhookTestEvent(endpointID string, by Subject, now time.Time) Event {
 	return of(WebhookTest, Test{EndpointID: endpointID, Message: "Test event from SecureAI Gateway", Subject: by}, now)
+}
+
+// EndpointDisabled is the data of webhook:endpoint_disabled: the gateway disabled an endpoint
+// itself. URL is its scheme and host only (a path or query may be a credential), URLFingerprint
+// tells one URL from another.
+type EndpointDisabled struct {
+	EndpointID          string `json:"endpointId"`
+	URL                 string `json:"url"`
+	URLFingerprint      string `json:"urlFingerprint"`
+	Reason              string `json:"reason"` // "gone" (a 410) or "consecutive_failures"
+	ConsecutiveFailures int    `json:"consecutiveFailures"`
+	Subject
+	Time time.Time `json:"time"`
+}
+
+// EndpointDisabledEvent returns the webhook:endpoint_disabled event for d.
+func EndpointDisabledEvent(d EndpointDisabled, now time.Time) Event {
+	d.Time = orNow(d.Time, now)
+	return of(WebhookEndpointDisabled, d, now)
 }
 
 // Admin is the data of admin:* events: who changed what, and the record before and after. Before

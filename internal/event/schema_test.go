@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/event"
 )
 
@@ -26,9 +28,11 @@ func emitted(t *testing.T) []event.Event {
 	now := time.Date(2026, 12, 1, 2, 3, 4, 5, time.UTC)
 	sub := event.Subject{UserID: "user_1", APIKeyID: "key_1", RequestID: "req_1"}
 	out := []event.Event{
-		event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limited", NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: sub}, now),
+		event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit", NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: sub}, now),
 		event.LimitReachedEvent(event.Limit{Limit: "requests_per_minute", Max: 60, ResetTime: now.Add(time.Minute), Endpoint: "/v1/chat/completions", Subject: sub}, now),
 		event.WebhookTestEvent("wh_1", sub, now),
+		event.EndpointDisabledEvent(event.EndpointDisabled{EndpointID: "wh_1", URL: "https://hooks.example.com", URLFingerprint: "sha256:0123456789abcdef",
+			Reason: "gone", ConsecutiveFailures: 1}, now),
 		event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "key_1", Cause: "admin", Until: now.Add(time.Hour), Subject: sub}, now),
 		event.BreakerEvent(false, event.Breaker{Scope: "user", ScopeID: "user_1", Cause: "admin", Subject: sub}, now),
 	}
@@ -44,6 +48,45 @@ func emitted(t *testing.T) []event.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// wrongValue is, per type, a data field set to what the gateway never sends.
+var wrongValue = map[event.Type]struct {
+	field string
+	value any
+}{
+	event.ModelFailover:           {"reason", "rate_limited"}, // the spelling the docs' sample once had
+	event.LimitReached:            {"limit", "requests_per_second"},
+	event.WebhookTest:             {"endpointId", 1},
+	event.WebhookEndpointDisabled: {"reason", "disabled"},
+	event.CircuitBreakerOpened:    {"cause", "policy_violations"},
+	event.CircuitBreakerClosed:    {"scope", "model"},
+	"admin:*":                     {"action", "edit"},
+}
+
+// The failover reasons a schema lists are exactly the chain's.
+func TestFailoverReasonEnumIsTheChains(t *testing.T) {
+	raw, err := os.ReadFile(schemaFile(event.ModelFailover))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Properties struct {
+			Data struct {
+				Properties struct {
+					Reason struct {
+						Enum []chain.Reason `json:"enum"`
+					} `json:"reason"`
+				} `json:"properties"`
+			} `json:"data"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Properties.Data.Properties.Reason.Enum; !slices.Equal(got, chain.Reasons[:]) {
+		t.Errorf("reason enum %v, want chain.Reasons %v", got, chain.Reasons)
+	}
 }
 
 func TestEmittedEventsMatchThePublishedSchemas(t *testing.T) {
@@ -69,10 +112,20 @@ func TestEmittedEventsMatchThePublishedSchemas(t *testing.T) {
 			if err := schema.Validate(v); err != nil {
 				t.Errorf("%s does not match its schema: %v\n%s", e.Type, err, raw)
 			}
-			// The check is live: a wrong type fails the same schema.
-			v.(map[string]any)["data"].(map[string]any)["unexpected"] = 1
+			// Forward compatible: a field added later (in the envelope or the data) is accepted.
+			v.(map[string]any)["unexpected"] = 1
+			v.(map[string]any)["data"].(map[string]any)["unexpected"] = map[string]any{"any": "shape"}
+			if err := schema.Validate(v); err != nil {
+				t.Errorf("the schema refuses a field it does not describe: %v", err)
+			}
+			// The check is live: a value outside the type's enum (or of the wrong type) fails it.
+			bad, ok := wrongValue[e.Type]
+			if !ok {
+				bad = wrongValue["admin:*"]
+			}
+			v.(map[string]any)["data"].(map[string]any)[bad.field] = bad.value
 			if schema.Validate(v) == nil {
-				t.Error("the schema accepts a field it does not describe")
+				t.Errorf("the schema accepts %s = %v", bad.field, bad.value)
 			}
 		})
 	}

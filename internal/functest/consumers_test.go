@@ -32,6 +32,9 @@ var consumerKinds = map[string][]string{
 }
 
 func isConsumerEvent(name string) bool {
+	if strings.HasPrefix(name, "refund-sweep-") { // a scheduled event: refund_test.go runs it
+		return true
+	}
 	for fn := range consumerKinds {
 		if strings.HasPrefix(name, fn+"-") {
 			return true

@@ -38,7 +38,11 @@ func Bootstrap(ctx context.Context, store KeyCreator, secret string) (string, er
 	return secret, store.CreateKey(ctx, newAdmin(secret, hash))
 }
 
+// newAdmin is the bootstrap admin key: no request limits (SPEC 7), so a newcomer trying the
+// gateway with it is not refused for the rest of the day after the default 100 calls.
 func newAdmin(secret, hash string) *apikey.Key {
 	return &apikey.Key{ID: apikey.NewID(), Hash: hash, Prefix: apikey.Prefix(secret), Name: "bootstrap admin",
-		UserID: "admin", Admin: true, CreatedAt: time.Now().UTC()}
+		UserID: "admin", Admin: true, CreatedAt: time.Now().UTC(),
+		RateLimit:  apikey.RateLimit{RequestsPerMinute: apikey.NoLimit, RequestsPerHour: apikey.NoLimit},
+		DailyLimit: apikey.NoLimit, MonthlyLimit: apikey.NoLimit}
 }

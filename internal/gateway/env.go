@@ -8,6 +8,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/demo"
 	"github.com/secureai-gateway/gateway/internal/envvar"
+	"github.com/secureai-gateway/gateway/internal/ledger"
 )
 
 // Env is the local server's configuration from the environment, documented in the README. The
@@ -22,6 +23,7 @@ type Env struct {
 	BootstrapKey   string        // SECUREAI_BOOTSTRAP_KEY: the first admin key's secret
 	SkipUnhealthy  bool          // SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say, default false
 	ReadBudget     int           // SECUREAI_READ_BUDGET_PER_MINUTE: each key's requests a minute to the reading routes
+	HoldMargin     time.Duration // SECUREAI_HOLD_MARGIN: how long past its deadline an unsettled reservation is refunded
 }
 
 // LoadEnv reads the environment; a malformed value is an *envvar.Error naming the variable.
@@ -37,6 +39,7 @@ func LoadEnv() (Env, error) {
 		BootstrapKey:   r.String("SECUREAI_BOOTSTRAP_KEY", ""),
 		SkipUnhealthy:  r.Bool("SECUREAI_SKIP_UNHEALTHY", false),
 		ReadBudget:     int(r.Positive("SECUREAI_READ_BUDGET_PER_MINUTE", httpapi.DefaultReadBudget)),
+		HoldMargin:     r.PositiveDuration("SECUREAI_HOLD_MARGIN", ledger.DefaultHoldMargin),
 	}
 	return e, r.Err()
 }

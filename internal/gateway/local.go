@@ -73,10 +73,15 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		return d, nil, err
 	}
 	biller := &billing.Biller{Store: store}
+	books := &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller,
+		HoldMargin: env.HoldMargin}
 
 	var bg sync.WaitGroup
 	bgCtx, stop := context.WithCancel(ctx)
 	bg.Go(func() { counts.PersistEvery(bgCtx, store, limits.DefaultPersistInterval, time.Now, log) })
+	// Reservations a crash left held are refunded once their deadline has passed: at start, then
+	// every minute, in the background.
+	bg.Go(func() { books.RefundExpiredEvery(bgCtx, ledger.RefundEvery, log) })
 	bg.Go(func() { events.Run(bgCtx) })
 	wait = func() {
 		stop()
@@ -93,7 +98,7 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		Observer:    completion.Observers{emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}}, m},
 		Limits:      &limits.Limiter{Counter: counts},
 		Billing:     biller,
-		Ledger:      &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller},
+		Ledger:      books,
 		Breakers:    breaker.New(store, breakerCfg, metrics.BreakerAudit(m, emit.Breakers(events.Publisher))),
 		Signer:      signer,
 		Receipts:    store,

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/gateway"
@@ -238,5 +239,23 @@ func TestTheReadRoutesHaveAPerKeyBudget(t *testing.T) {
 	}
 	if status, _, body := g.call(t, "POST", "/v1/chat/completions", key, chatBody(`"model":"fake/ok"`)); status != 200 {
 		t.Errorf("a chat request after the reads: %d %s, want 200 (the budgets are apart)", status, body.Raw)
+	}
+}
+
+func TestTheBootstrapAdminKeyHasNoLimits(t *testing.T) {
+	g := newLocalGateway(t, "")
+	// Past the default 60 a minute and 100 a day (SPEC 7: the bootstrap admin key has no limits).
+	calls := int(apikey.DefaultLimits.PerDay) + 1
+	for i := range calls {
+		if status, _, body := g.call(t, "POST", "/v1/chat/completions", g.admin, chatBody(`"model":"fake/ok"`)); status != 200 {
+			t.Fatalf("call %d: %d %s, want 200", i+1, status, body.Raw)
+		}
+	}
+	_, _, usage := g.call(t, "GET", "/usage", g.admin, "")
+	for _, w := range []string{"daily", "monthly", "rate_limit.requests_per_minute", "rate_limit.requests_per_hour"} {
+		got := usage.Get("api_key." + w)
+		if !got.Get("limit").Exists() || got.Get("limit").Type != gjson.Null || got.Get("remaining").Type != gjson.Null || got.Get("used").Int() < 1 {
+			t.Errorf("usage %s = %s, want limit and remaining null, and the calls counted", w, got.Raw)
+		}
 	}
 }

@@ -128,7 +128,11 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 				if surface == "classic" {
 					path, body = "/chat/completions", `{"index":"Zero-Knowledge","prompt":"count",`
 				}
-				body += tc.chain + `,"stream":true,"redundancy":{"on_interrupt":"resume","timeout_ms":1000}}`
+				body += tc.chain + `,"stream":true,"redundancy":{"on_interrupt":"resume","timeout_ms":1000}`
+				if surface == "openai" {
+					body += `,"stream_options":{"include_usage":true}`
+				}
+				body += `}`
 				srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 				defer srv.Close()
 				req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
@@ -143,7 +147,7 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 				var ids, roles int
 				seen := map[string]bool{}
 				var last gjson.Result
-				var errFrame gjson.Result
+				var errFrame, usage, split gjson.Result
 				done := false
 				for _, line := range strings.Split(string(raw), "\n") {
 					data, ok := strings.CutPrefix(line, "data: ")
@@ -165,6 +169,9 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 						case "error":
 							errFrame = v.Get("data")
 							continue
+						case "usage":
+							usage = v.Get("data")
+							continue
 						default:
 							continue
 						}
@@ -174,6 +181,12 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 					}
 					if s := v.Get("secureai.failover"); s.Exists() {
 						last = s
+					}
+					if u := v.Get("usage"); u.IsObject() {
+						usage = u
+					}
+					if u := v.Get("secureai.usage_by_model"); u.Exists() {
+						split = u
 					}
 					if id := v.Get("id").String(); id != "" && !seen[id] {
 						seen[id] = true
@@ -200,6 +213,19 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 				final := attempts[len(attempts)-1]
 				if final.Get("status").String() != "resumed" || final.Get("model").String() != "p/cont" || final.Get("chars_delivered").Int() != int64(len(tokens(0, 40))) {
 					t.Errorf("report %s, want the resume on p/cont after %d chars", last.Raw, len(tokens(0, 40)))
+				}
+				// The caller's usage is the whole answer (SPEC 7): the original prompt (the
+				// continuation's 70 less the 38 tokens of the 150 delivered characters it was
+				// handed), and both parts' completion (38 + 20).
+				if usage.Get("prompt_tokens").Int() != 32 || usage.Get("completion_tokens").Int() != 58 || usage.Get("total_tokens").Int() != 90 {
+					t.Errorf("usage %s, want prompt 32, completion 58, total 90", usage.Raw)
+				}
+				if surface == "openai" {
+					first := attempts[0].Get("model").String()
+					want := `[{"model":"` + first + `","prompt_tokens":` + fmt.Sprint((len(body)+3)/4) + `,"completion_tokens":38,"estimated":true},{"model":"p/cont","prompt_tokens":70,"completion_tokens":20}]`
+					if split.Raw != want {
+						t.Errorf("secureai.usage_by_model %s, want %s", split.Raw, want)
+					}
 				}
 				cont := <-up.continuations
 				msgs := gjson.GetBytes(cont, "messages").Array()

@@ -16,8 +16,8 @@ import (
 	"github.com/secureai-gateway/gateway/internal/fault"
 )
 
-// Opt is a field of a partial update: absent (Set false), null (Null true: clear it, back to its
-// default), or a value.
+// Opt is a field of a partial update: absent (Set false), null (Null true: clear it — back to its
+// default, or for a request limit no limit), or a value.
 type Opt[T any] struct {
 	Set, Null bool
 	V         T
@@ -40,7 +40,8 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 }
 
 // KeyInput is the body of a create (POST) or an update (PUT or PATCH, both partial) of a key:
-// every field of SPEC 7. A null clears a field back to its default.
+// every field of SPEC 7. A null clears a field back to its default; a null limit (dailyLimit,
+// monthlyLimit, rateLimit or one of its fields) lifts it: no limit.
 type KeyInput struct {
 	Name                 Opt[string]             `json:"name"`
 	UserID               Opt[string]             `json:"userId"`
@@ -162,9 +163,12 @@ func checkCount(field string, o Opt[int], hi int) error {
 // use, since that depends on the key's final allowlist.
 func (v validated) apply(k *apikey.Key) error {
 	in := v.in
-	set := func(o Opt[int], dst *int) {
-		if o.Set {
-			*dst = o.V // null leaves V zero: back to the default
+	set := func(o Opt[int], dst *apikey.Limit) {
+		switch {
+		case o.Null:
+			*dst = apikey.NoLimit
+		case o.Set:
+			*dst = apikey.Limit(o.V)
 		}
 	}
 	if in.Name.Set {
@@ -183,7 +187,7 @@ func (v validated) apply(k *apikey.Key) error {
 	set(in.MonthlyLimit, &k.MonthlyLimit)
 	if in.RateLimit.Set {
 		if in.RateLimit.Null {
-			k.RateLimit = apikey.RateLimit{}
+			k.RateLimit = apikey.RateLimit{RequestsPerMinute: apikey.NoLimit, RequestsPerHour: apikey.NoLimit}
 		}
 		set(in.RateLimit.V.RequestsPerMinute, &k.RateLimit.RequestsPerMinute)
 		set(in.RateLimit.V.RequestsPerHour, &k.RateLimit.RequestsPerHour)

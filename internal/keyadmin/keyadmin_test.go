@@ -275,6 +275,41 @@ func TestUpdateIsPartialAndSaysWhenItPropagates(t *testing.T) {
 	}
 }
 
+func TestANullLimitIsNoLimit(t *testing.T) {
+	e := newEnv(t)
+	id, secret, key := e.create(t, map[string]any{"name": "service", "dailyLimit": nil, "rateLimit": map[string]any{"requestsPerMinute": nil}})
+	rl := key["rateLimit"].(map[string]any)
+	if v, ok := key["dailyLimit"]; !ok || v != nil || rl["requestsPerMinute"] != nil || rl["requestsPerHour"] != 1000.0 || key["monthlyLimit"] != 10000.0 {
+		t.Errorf("created %v, want dailyLimit and requestsPerMinute null, the other limits their defaults", key)
+	}
+	code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, `{"rateLimit":null,"monthlyLimit":null}`)
+	if code != 200 {
+		t.Fatalf("%d %v", code, out)
+	}
+	k, err := e.store.KeyByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := k.Limits(); l != (apikey.Limits{PerMinute: apikey.NoLimit, PerHour: apikey.NoLimit, PerDay: apikey.NoLimit, PerMonth: apikey.NoLimit}) {
+		t.Errorf("stored limits %+v, want none", l)
+	}
+	// A number sets a limit again, within SPEC 7's maximum.
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, `{"rateLimit":{"requestsPerMinute":1001}}`); code != 400 || out["param"] != "rateLimit.requestsPerMinute" {
+		t.Errorf("1001 a minute: %d %v, want a 400 naming rateLimit.requestsPerMinute", code, out)
+	}
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, `{"dailyLimit":3}`); code != 200 || out["apiKey"].(map[string]any)["dailyLimit"] != 3.0 {
+		t.Errorf("dailyLimit 3: %d %v", code, out)
+	}
+	hash, _ := apikey.Hash(secret)
+	k, _ = e.store.KeyByHash(context.Background(), hash)
+	code, usage := e.do(t, k, "GET", "/usage", nil)
+	a := usage["api_key"].(map[string]any)
+	minute := a["rate_limit"].(map[string]any)["requests_per_minute"].(map[string]any)
+	if code != 200 || minute["limit"] != nil || minute["remaining"] != nil || a["daily"].(map[string]any)["limit"] != 3.0 {
+		t.Errorf("usage %d %v, want the minute's limit and remaining null, the day's 3", code, a)
+	}
+}
+
 func TestRevocationTakesEffectOnTheNextLocalRequest(t *testing.T) {
 	e := newEnv(t)
 	id, secret, _ := e.create(t, map[string]any{"name": "a"})

@@ -41,11 +41,12 @@ type usageJSON struct {
 	} `json:"api_key"`
 }
 
+// windowJSON is one window; a window with no limit shows limit and remaining as null.
 type windowJSON struct {
-	Limit     int       `json:"limit"`
-	Used      int       `json:"used"`
-	Remaining int       `json:"remaining"`
-	ResetTime time.Time `json:"reset_time"`
+	Limit     apikey.Limit `json:"limit"`
+	Used      int          `json:"used"`
+	Remaining *int         `json:"remaining"`
+	ResetTime time.Time    `json:"reset_time"`
 }
 
 // Usage returns the handler of GET /usage: the calling key's points, usage-by-model budget,
@@ -81,7 +82,10 @@ func (h *Handler) Usage() http.Handler {
 		a := &out.APIKey
 		a.ID, a.Name, a.BillingMode, a.ExpiresAt = k.ID, k.Name, k.BillingModeOrDefault(), k.ExpiresAt
 		for _, wu := range windows {
-			wj := windowJSON{Limit: wu.Limit, Used: wu.Used, Remaining: wu.Remaining(), ResetTime: wu.ResetTime}
+			wj := windowJSON{Limit: wu.Limit, Used: wu.Used, ResetTime: wu.ResetTime}
+			if n, limited := wu.Remaining(); limited {
+				wj.Remaining = &n
+			}
 			switch wu.Period {
 			case limits.Minute:
 				a.RateLimit.RequestsPerMinute = wj

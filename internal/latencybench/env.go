@@ -91,7 +91,7 @@ func Start(o Options) (*Env, error) {
 	}
 	e.Secret = apikey.NewSecret()
 	hash, _ := apikey.Hash(e.Secret)
-	never := 1 << 40
+	never := apikey.Limit(1 << 40)
 	keys := memKeys{hash: hash, key: &apikey.Key{ID: "key_bench", Hash: hash, Name: "bench", CreatedAt: time.Now(),
 		RateLimit: apikey.RateLimit{RequestsPerMinute: never, RequestsPerHour: never}, DailyLimit: never, MonthlyLimit: never}}
 	var counted *ledger.Ledger

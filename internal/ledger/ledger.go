@@ -15,8 +15,12 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -39,6 +43,36 @@ type Store interface {
 	// Settle applies c (nil: no charge) to user userID and stores rec (nil: no receipt), both or
 	// neither. Errors: c's as billing.Store.Charge gives them, receipt.ErrExists.
 	Settle(ctx context.Context, userID string, c *billing.Charge, rec *receipt.Record) error
+	// RefundExpired refunds every reservation hold that expired before now and reports how many
+	// it removed. A hold is removed by its settlement or by this, under one lock or condition, so
+	// a reservation is settled or refunded, exactly once, whatever runs concurrently.
+	RefundExpired(ctx context.Context, now time.Time) (int, error)
+}
+
+// DefaultHoldMargin is how long past its request's deadline a reservation stays held before a
+// sweep may refund it: room for a settlement under way when the deadline struck.
+const DefaultHoldMargin = 2 * time.Minute
+
+// DefaultHoldTTL is a reservation's life when its request's context has no deadline.
+const DefaultHoldTTL = 15 * time.Minute
+
+// RefundEvery is how often the local server sweeps expired holds (also once at start).
+const RefundEvery = time.Minute
+
+// holdExpiry is when a reservation made at now under ctx may be refunded: its deadline (or
+// DefaultHoldTTL from now) plus the ledger's hold margin.
+func (l *Ledger) holdExpiry(ctx context.Context, now time.Time) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = now.Add(DefaultHoldTTL)
+	}
+	return d.Add(cmp.Or(l.HoldMargin, DefaultHoldMargin)).UTC()
+}
+
+func newHoldID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
 }
 
 // DefaultUserTTL is how long Admit trusts a user's settings it read. A change an admin makes
@@ -61,6 +95,9 @@ type Ledger struct {
 	// UserTTL is how long a user's record read from the store is trusted for its settings;
 	// 0: DefaultUserTTL.
 	UserTTL time.Duration
+	// HoldMargin is how long past its request's deadline a reservation stays held before
+	// RefundExpired gives it back; 0: DefaultHoldMargin.
+	HoldMargin time.Duration
 
 	mu       sync.Mutex
 	users    map[string]cachedUser
@@ -86,7 +123,13 @@ func (l *Ledger) Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Mo
 		return nil, limits.Refuse(ws, full, err, now)
 	}
 	id := billing.UserID(key)
+	// The reservation is a hold on the user's record until it settles, so a request that never
+	// settles (its process died) is refunded once its deadline has passed (RefundExpired).
+	hold, expires := newHoldID(), l.holdExpiry(ctx, now)
+	var held billing.Hold
 	charge := func(c billing.Charge) error {
+		held = billing.Hold{Period: c.Period, Points: c.Points, Micros: c.Micros, Expires: expires}
+		c.Opens, c.Hold = hold, held
 		full, err := l.Store.Admit(ctx, key.ID, ws, id, &c)
 		if err != nil {
 			return err
@@ -101,6 +144,7 @@ func (l *Ledger) Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Mo
 		r, err := l.Biller.Hold(key, u, chain, est, charge)
 		switch {
 		case err == nil:
+			r.HoldID, r.Hold = hold, held
 			return r, nil
 		case errors.Is(err, billing.ErrStalePeriod), cached && (fault.KindOf(err) == fault.QuotaExceeded || errors.Is(err, billing.ErrNotFound)):
 			// Decided on a record that has changed: decide again on a fresh read.
@@ -233,4 +277,30 @@ func (l *Ledger) Settle(ctx context.Context, r *billing.Reservation, bill *billi
 	return r.Close(ctx, b, func(ctx context.Context, userID string, c billing.Charge) error {
 		return l.Store.Settle(ctx, userID, &c, rec)
 	})
+}
+
+// RefundExpired refunds the reservations whose holds expired before now (see Store); the local
+// server runs it at start and every RefundEvery, in the background.
+func (l *Ledger) RefundExpired(ctx context.Context, now time.Time) (int, error) {
+	return l.Store.RefundExpired(ctx, now)
+}
+
+// RefundExpiredEvery runs RefundExpired now and then every interval until ctx ends, logging what it
+// refunds and what fails (retried at the next tick). It never runs on a request's path.
+func (l *Ledger) RefundExpiredEvery(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		switch n, err := l.RefundExpired(ctx, time.Now()); {
+		case err != nil && ctx.Err() == nil:
+			log.Error("ledger: refunding expired reservations", "err", err)
+		case n > 0:
+			log.Info("ledger: refunded reservations not settled by their deadline", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/limits"
@@ -42,7 +43,23 @@ func (s Local) Settle(ctx context.Context, userID string, c *billing.Charge, rec
 	}
 	err := s.Receipts.PutReceipt(ctx, *rec)
 	if err != nil && c != nil {
-		err = errors.Join(err, s.Users.Charge(ctx, userID, billing.Charge{Period: c.Period, Points: -c.Points, Micros: -c.Micros}))
+		// Taken back whole: the amounts, and the hold the settlement closed.
+		err = errors.Join(err, s.Users.Charge(ctx, userID, billing.Charge{Period: c.Period, Points: -c.Points, Micros: -c.Micros, Opens: c.Closes, Hold: c.Hold}))
 	}
 	return err
+}
+
+// Refunder is a billing store that sweeps expired reservation holds (boltstore.Store).
+type Refunder interface {
+	RefundExpired(ctx context.Context, now time.Time) (int, error)
+}
+
+// RefundExpired implements Store through Users, when it sweeps holds (nothing to refund when
+// nothing is billed).
+func (s Local) RefundExpired(ctx context.Context, now time.Time) (int, error) {
+	r, ok := s.Users.(Refunder)
+	if !ok {
+		return 0, nil
+	}
+	return r.RefundExpired(ctx, now)
 }

@@ -82,7 +82,7 @@ func (p Period) End(start time.Time) time.Time {
 type Window struct {
 	Period Period
 	Start  time.Time
-	Limit  int
+	Limit  apikey.Limit // apikey.NoLimit: counted, never full
 }
 
 // End is when the window resets.
@@ -97,7 +97,7 @@ func (w Window) ID(keyID string) string {
 // Windows returns the key's four windows at now, shortest first, with its effective limits.
 func Windows(key *apikey.Key, now time.Time) []Window {
 	l := key.Limits()
-	limit := [...]int{Minute: l.PerMinute, Hour: l.PerHour, Day: l.PerDay, Month: l.PerMonth}
+	limit := [...]apikey.Limit{Minute: l.PerMinute, Hour: l.PerHour, Day: l.PerDay, Month: l.PerMonth}
 	ws := make([]Window, len(limit))
 	for p := range ws {
 		ws[p] = Window{Period: Period(p), Start: Period(p).Start(now), Limit: limit[p]}
@@ -141,7 +141,7 @@ func Refuse(ws []Window, full int, err error, now time.Time) error {
 		return nil
 	}
 	w := ws[full]
-	ex := &Exceeded{Period: w.Period, Limit: w.Limit, ResetTime: w.End()}
+	ex := &Exceeded{Period: w.Period, Limit: int(w.Limit), ResetTime: w.End()}
 	title := "Rate limit exceeded: too many requests per " + w.Period.String()
 	msg := fmt.Sprintf("This API key may make %d requests per %s; the limit resets at %s",
 		w.Limit, w.Period, ex.ResetTime.Format(time.RFC3339))
@@ -160,7 +160,7 @@ func (l *Limiter) Full(ctx context.Context, key *apikey.Key, now time.Time) erro
 		return Refuse(ws, -1, err, now)
 	}
 	for i, w := range ws {
-		if counts[i] >= w.Limit {
+		if w.Limit.Refuses(counts[i]) {
 			return Refuse(ws, i, nil, now)
 		}
 	}
@@ -170,13 +170,18 @@ func (l *Limiter) Full(ctx context.Context, key *apikey.Key, now time.Time) erro
 // WindowUsage is one window as GET /usage shows it.
 type WindowUsage struct {
 	Period    Period
-	Limit     int
+	Limit     apikey.Limit
 	Used      int
 	ResetTime time.Time
 }
 
-// Remaining is how many more requests the window admits.
-func (u WindowUsage) Remaining() int { return max(0, u.Limit-u.Used) }
+// Remaining is how many more requests the window admits; false for a window with no limit.
+func (u WindowUsage) Remaining() (int, bool) {
+	if u.Limit == apikey.NoLimit {
+		return 0, false
+	}
+	return max(0, int(u.Limit)-u.Used), true
+}
 
 // Usage returns the key's windows at now with their counts, shortest first.
 func (l *Limiter) Usage(ctx context.Context, key *apikey.Key, now time.Time) ([]WindowUsage, error) {

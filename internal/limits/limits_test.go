@@ -2,6 +2,7 @@ package limits_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/ledger"
@@ -102,8 +103,60 @@ func TestUsageReportsCountsAndResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	day := u[limits.Day]
-	if day.Used != 2 || day.Limit != 5 || day.Remaining() != 3 || !day.ResetTime.Equal(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)) {
+	if left, limited := day.Remaining(); day.Used != 2 || day.Limit != 5 || !limited || left != 3 || !day.ResetTime.Equal(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("day usage %+v", day)
+	}
+}
+
+func TestNoLimitCountsAndNeverRefuses(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
+	m := limits.NewMemory()
+	l := limits.Limiter{Counter: m}
+	k := &apikey.Key{ID: "k", RateLimit: apikey.RateLimit{RequestsPerMinute: apikey.NoLimit, RequestsPerHour: apikey.NoLimit},
+		DailyLimit: apikey.NoLimit, MonthlyLimit: apikey.NoLimit}
+	for i := range 200 { // past every default limit
+		if err := admit(m, k, now); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	if err := l.Full(context.Background(), k, now); err != nil {
+		t.Errorf("Full = %v, want nil for a key with no limits", err)
+	}
+	u, err := l.Usage(context.Background(), k, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range u {
+		if _, limited := w.Remaining(); limited || w.Used != 200 || w.Limit != apikey.NoLimit {
+			t.Errorf("%s usage %+v, want 200 used and no limit", w.Period, w)
+		}
+	}
+}
+
+func TestLimitJSON(t *testing.T) {
+	for _, tc := range []struct {
+		l    apikey.Limit
+		json string
+	}{{apikey.NoLimit, "null"}, {5, "5"}} {
+		b, err := json.Marshal(tc.l)
+		if err != nil || string(b) != tc.json {
+			t.Errorf("Marshal(%d) = %s, %v; want %s", tc.l, b, err, tc.json)
+		}
+		var back apikey.Limit = 7
+		if err := json.Unmarshal(b, &back); err != nil || back != tc.l {
+			t.Errorf("Unmarshal(%s) = %d, %v; want %d", b, back, err, tc.l)
+		}
+	}
+	// Inside a key, as the embedded store keeps it: null comes back as no limit, absent as unset.
+	var k apikey.Key
+	if err := json.Unmarshal([]byte(`{"dailyLimit": null, "rateLimit": {"requestsPerHour": 9}}`), &k); err != nil {
+		t.Fatal(err)
+	}
+	if k.DailyLimit != apikey.NoLimit || k.MonthlyLimit != 0 || k.RateLimit.RequestsPerHour != 9 {
+		t.Errorf("decoded %+v", k)
+	}
+	if l := k.Limits(); l.PerDay != apikey.NoLimit || l.PerMonth != apikey.DefaultLimits.PerMonth {
+		t.Errorf("effective limits %+v, want no daily limit and the default monthly one", l)
 	}
 }
 

@@ -43,7 +43,7 @@ func (m *Memory) TakeRequestWith(_ context.Context, keyID string, ws []Window, w
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, w := range ws {
-		if m.countLocked(keyID, w) >= w.Limit {
+		if w.Limit.Refuses(m.countLocked(keyID, w)) {
 			return i, nil
 		}
 	}

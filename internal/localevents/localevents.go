@@ -43,8 +43,10 @@ func New(store *boltstore.Store, reach webhook.Reach, log *slog.Logger) *Pipelin
 		eventbus.Subscription{Name: "webhooks", Consume: d.FanOut},
 		eventbus.Subscription{Name: "audit", Consume: writer.Write},
 	)
+	pub := event.NewAsync(bus, log)
+	d.Events = pub // an endpoint the worker disables is an event like any other
 	return &Pipeline{
-		Publisher:  event.NewAsync(bus, log),
+		Publisher:  pub,
 		Dispatcher: d,
 		Worker:     &webhook.Worker{Pending: store.Pending(), Dispatcher: d, Now: time.Now, Poll: pollEvery},
 		Guard:      guard,

@@ -54,15 +54,18 @@ type Secureai struct {
 	SMLTPBundleID string `json:"smltp_bundle_id,omitempty"`
 	// BillingFallback: a user-completions key paid by usage-by-model because its points ran out.
 	BillingFallback bool `json:"billing_fallback,omitempty"`
+	// UsageByModel splits a resumed answer's usage between the interrupted model (estimated) and
+	// the one that continued it; the answer's own usage is the whole answer's.
+	UsageByModel []completion.ModelUsage `json:"usage_by_model,omitempty"`
 }
 
 // Surface names this API to completion observers.
 const Surface = "openai"
 
-func secureaiJSON(call *completion.Call, served string, report chain.Report) []byte {
+func secureaiJSON(call *completion.Call, served string, report chain.Report, usage []completion.ModelUsage) []byte {
 	s := Secureai{ServedModel: served, RequestedModel: call.Plan.Targets[0].Model,
 		SMLTPPolicyUsed: call.Policy.Name, SMLTPPolicySource: call.Policy.Source, SMLTPPolicyHash: call.Policy.Hash,
-		SMLTPBundleID: call.BundleID(), BillingFallback: call.BillingFallback()}
+		SMLTPBundleID: call.BundleID(), BillingFallback: call.BillingFallback(), UsageByModel: usage}
 	if len(call.Plan.Targets) > 1 {
 		s.Failover = &report
 	}
@@ -115,7 +118,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(call, c.Served, report))
+	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(call, c.Served, report, nil))
 	// Served is served: even if the caller left before reading, the answer is recorded so a
 	// retry gets it back instead of running (and billing) again.
 	return true
@@ -128,13 +131,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 		return false
 	}
 	defer st.Close()
-	sec := secureaiJSON(call, st.Served, report)
+	sec := secureaiJSON(call, st.Served, report, nil)
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
 	for {
 		c, err := st.Next()
 		if err == io.EOF {
-			if st.Resumed() && resumedChunk(out, st, secureaiJSON(call, st.Served, st.Report())) != nil {
+			if st.Resumed() && resumedChunk(out, st, secureaiJSON(call, st.Served, st.Report(), st.UsageByModel())) != nil {
 				return false
 			}
 			return out.Done() == nil

@@ -144,3 +144,65 @@ func TestKillUnderLoadNeverDoubleBills(t *testing.T) {
 	t.Logf("%d requests sent, %d answered before the kill; after the restart %d points charged and %d receipts kept",
 		sent, len(bundles), used, kept)
 }
+
+// Rule (issue 21 item 1): a reservation whose request never settles — the server was killed
+// while it ran — is refunded once its deadline and the hold margin have passed, by the sweep the
+// restarted server runs at start; /usage shows the points back.
+func TestAKilledRequestsReservationIsRefunded(t *testing.T) {
+	bin := build(t)
+	dataDir := t.TempDir()
+	secret := apikey.NewSecret()
+	env := []string{"SECUREAI_REQUEST_TIMEOUT=3s", "SECUREAI_HOLD_MARGIN=1s"}
+	first := start(t, bin, dataDir, secret, env...)
+	status, body, err := first.call(secret, http.MethodPost, "/admin/api-keys", `{"name":"held","userId":"held"}`)
+	var created struct {
+		Secret string `json:"secret"`
+	}
+	if err != nil || status != http.StatusCreated || json.Unmarshal(body, &created) != nil {
+		t.Fatalf("creating the key: %d %s %v", status, body, err)
+	}
+	used := func(s *server) int {
+		t.Helper()
+		status, body, err := s.call(created.Secret, http.MethodGet, "/usage", "")
+		var u struct {
+			Points struct {
+				Used int `json:"used"`
+			} `json:"points"`
+		}
+		if err != nil || status != http.StatusOK || json.Unmarshal(body, &u) != nil {
+			t.Fatalf("GET /usage: %d %s %v", status, body, err)
+		}
+		return u.Points.Used
+	}
+
+	began := time.Now()
+	go func() { // never answered: demo/hang holds it until the kill
+		_, _, _ = first.call(created.Secret, http.MethodPost, "/v1/chat/completions", `{"model":"demo/hang","messages":[{"role":"user","content":"Hello"}]}`)
+	}()
+	for used(first) == 0 {
+		if time.Since(began) > 2*time.Second {
+			t.Fatal("the request's reservation was never held")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	held := used(first)
+	time.Sleep(500 * time.Millisecond) // past the store's commit interval: the hold is on disk
+	if err := first.cmd.Process.Signal(os.Kill); err != nil {
+		t.Fatal(err)
+	}
+	// Past the request's deadline (3 s) and the margin (1 s): the restarted server's first sweep
+	// refunds it.
+	time.Sleep(time.Until(began.Add(4500 * time.Millisecond)))
+	second := start(t, bin, dataDir, secret, env...)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := used(second)
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart %d points are still held (%d before the kill), want them refunded", n, held)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

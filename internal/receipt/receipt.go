@@ -42,7 +42,7 @@ type Policy struct {
 type Attempt struct {
 	JTI        string `json:"jti"` // its entitlement token's id
 	Model      string `json:"model"`
-	Outcome    string `json:"outcome"` // "served", or the failover reason (e.g. "rate_limited", "timeout")
+	Outcome    string `json:"outcome"` // "served", or the failover reason (e.g. "rate_limit", "timeout")
 	BodySHA256 string `json:"body_sha256"`
 }
 

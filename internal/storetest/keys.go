@@ -35,6 +35,7 @@ func RunKeys(t *testing.T, newStore func(t *testing.T) KeyStore) {
 	}{
 		{"every field round-trips exactly", keysRoundTrip},
 		{"unset fields come back unset", keysZeroFields},
+		{"a lifted limit comes back lifted, not unset", keysNoLimit},
 		{"a key is found by id", keysByID},
 		{"unknown hash or id is ErrNotFound", keysNotFound},
 		{"a second key with the same secret is refused", keysDuplicate},
@@ -86,6 +87,18 @@ func fullKeyFixture(t *testing.T) *apikey.Key {
 	}
 	k.ExpiresAt, k.RevokedAt = &expires, &revoked
 	return k
+}
+
+func keysNoLimit(t *testing.T, s KeyStore) {
+	k := keyFixture(t, 0)
+	k.DailyLimit, k.MonthlyLimit = apikey.NoLimit, 50
+	k.RateLimit = apikey.RateLimit{RequestsPerMinute: apikey.NoLimit}
+	mustCreateKey(t, s, k)
+	got := mustKeyByHash(t, s, k.Hash)
+	if got.DailyLimit != apikey.NoLimit || got.MonthlyLimit != 50 || got.RateLimit.RequestsPerMinute != apikey.NoLimit || got.RateLimit.RequestsPerHour != 0 {
+		t.Errorf("stored limits: daily %d, monthly %d, rate %+v; want no limit, 50, {no limit, unset}",
+			got.DailyLimit, got.MonthlyLimit, got.RateLimit)
+	}
 }
 
 func mustCreateKey(t *testing.T, s KeyStore, k *apikey.Key) {

@@ -46,6 +46,9 @@ func RunLedger(t *testing.T, newStores func(t *testing.T) LedgerStores) {
 		{"a new period starts at zero", ledgerRollover},
 		{"an unknown user is created with the defaults", ledgerNewUser},
 		{"settlement and receipt are stored together, or neither", ledgerSettleWithReceipt},
+		{"a reservation not settled by its deadline is refunded once, and billed once if it settles late", ledgerRefundExpired},
+		{"a settled reservation is never refunded", ledgerSettledNotRefunded},
+		{"settlements racing refunds bill each request exactly once", ledgerRefundRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStores(t)) })
@@ -334,5 +337,99 @@ func ledgerSettleWithReceipt(t *testing.T, s LedgerStores) {
 	}
 	if _, err := s.Receipts.Receipt(ctx, "set_alone"); err != nil {
 		t.Errorf("a receipt settled alone: %v", err)
+	}
+}
+
+// admitBefore admits a dear request whose context ends in a minute (its hold expires a margin
+// after that) and returns the reservation.
+func admitBefore(t *testing.T, l *ledger.Ledger) *billing.Reservation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := l.Admit(ctx, roomy, []*catalog.Model{ledgerDear}, billing.Estimate{}, ledgerNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mustRefund(t *testing.T, s LedgerStores, now time.Time) int {
+	t.Helper()
+	n, err := s.Ledger.RefundExpired(context.Background(), now)
+	if err != nil {
+		t.Fatalf("RefundExpired: %v", err)
+	}
+	return n
+}
+
+func ledgerRefundExpired(t *testing.T, s LedgerStores) {
+	l := newLedger(t, s, ledgerUser(100, false, 0))
+	r := admitBefore(t, l)
+	if n := mustRefund(t, s, time.Now()); n != 0 || mustUser(t, s.Users, "u1").PointsUsed != 4 {
+		t.Fatalf("before its deadline: %d refunded, want none and 4 points held", n)
+	}
+	late := time.Now().Add(time.Minute + ledger.DefaultHoldMargin + time.Second)
+	if n := mustRefund(t, s, late); n != 1 {
+		t.Fatalf("after its deadline and the margin: %d refunded, want 1", n)
+	}
+	if got := mustUser(t, s.Users, "u1").PointsUsed; got != 0 {
+		t.Errorf("points used %d after the refund, want 0", got)
+	}
+	if n := mustRefund(t, s, late.Add(time.Hour)); n != 0 || mustUser(t, s.Users, "u1").PointsUsed != 0 {
+		t.Errorf("a second sweep refunded %d more, want none", n)
+	}
+	// The request settles after all: billed what it cost, once, not its reservation less it.
+	bill := r.Bill(ledgerCheap, &billing.Usage{})
+	if err := l.Settle(context.Background(), r, &bill, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustUser(t, s.Users, "u1").PointsUsed; got != 1 {
+		t.Errorf("points used %d after a late settlement, want 1 (its bill)", got)
+	}
+}
+
+func ledgerSettledNotRefunded(t *testing.T, s LedgerStores) {
+	l := newLedger(t, s, ledgerUser(100, false, 0))
+	r := admitBefore(t, l)
+	bill := r.Bill(ledgerCheap, &billing.Usage{})
+	if err := l.Settle(context.Background(), r, &bill, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustRefund(t, s, time.Now().Add(24*time.Hour)); n != 0 {
+		t.Errorf("%d settled reservations refunded, want none", n)
+	}
+	if got := mustUser(t, s.Users, "u1").PointsUsed; got != 1 {
+		t.Errorf("points used %d, want 1 (the bill)", got)
+	}
+}
+
+func ledgerRefundRace(t *testing.T, s LedgerStores) {
+	const n = 20
+	l := newLedger(t, s, ledgerUser(1000, false, 0))
+	rs := make([]*billing.Reservation, n)
+	for i := range rs {
+		rs[i] = admitBefore(t, l)
+	}
+	late := time.Now().Add(time.Hour) // every hold expired: each settlement races the sweeps
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(func() {
+			bill := r.Bill(ledgerCheap, &billing.Usage{})
+			if err := l.Settle(context.Background(), r, &bill, nil); err != nil {
+				t.Errorf("Settle: %v", err)
+			}
+		})
+	}
+	for range 3 {
+		wg.Go(func() {
+			if _, err := s.Ledger.RefundExpired(context.Background(), late); err != nil {
+				t.Errorf("RefundExpired: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	mustRefund(t, s, late)
+	if got := mustUser(t, s.Users, "u1").PointsUsed; got != n {
+		t.Errorf("points used %d, want %d: each request billed its 1 point exactly once", got, n)
 	}
 }

@@ -35,6 +35,7 @@ func RunCounter(t *testing.T, newCounter func(t *testing.T) Counter) {
 		{"the refusal names the full window", counterNamesFullWindow},
 		{"a new window starts at zero", counterNewWindow},
 		{"keys are counted apart", counterKeysApart},
+		{"a window with no limit counts and never refuses, beside one that does", counterNoLimit},
 		{"200 concurrent requests against 60 per minute admit exactly 60", counterConcurrent},
 	}
 	for _, tc := range tests {
@@ -46,7 +47,7 @@ func RunCounter(t *testing.T, newCounter func(t *testing.T) Counter) {
 
 var counterNow = time.Date(2026, 12, 1, 10, 15, 30, 0, time.UTC)
 
-func counterWindows(now time.Time, perMinute, perHour int) []limits.Window {
+func counterWindows(now time.Time, perMinute, perHour apikey.Limit) []limits.Window {
 	return limits.Windows(&apikey.Key{RateLimit: apikey.RateLimit{RequestsPerMinute: perMinute, RequestsPerHour: perHour}}, now)
 }
 
@@ -118,6 +119,30 @@ func counterNewWindow(t *testing.T, c Counter) {
 	}
 	if got := mustCounts(t, c, "k1", next); !slices.Equal(got, []int{1, 2, 2, 2}) {
 		t.Errorf("counts = %v, want [1 2 2 2]", got)
+	}
+}
+
+func counterNoLimit(t *testing.T, c Counter) {
+	// Unlimited minute, hour and month; a day of 3 still refuses the 4th.
+	ws := limits.Windows(&apikey.Key{RateLimit: apikey.RateLimit{RequestsPerMinute: apikey.NoLimit, RequestsPerHour: apikey.NoLimit},
+		DailyLimit: 3, MonthlyLimit: apikey.NoLimit}, counterNow)
+	for i := range 3 {
+		if full := mustTake(t, c, "k1", ws); full != -1 {
+			t.Fatalf("request %d refused (window %d), want admitted", i+1, full)
+		}
+	}
+	if full := mustTake(t, c, "k1", ws); full != int(limits.Day) {
+		t.Fatalf("4th request: full = %d, want %d (the day)", full, limits.Day)
+	}
+	none := limits.Windows(&apikey.Key{RateLimit: apikey.RateLimit{RequestsPerMinute: apikey.NoLimit, RequestsPerHour: apikey.NoLimit},
+		DailyLimit: apikey.NoLimit, MonthlyLimit: apikey.NoLimit}, counterNow)
+	for i := range 70 { // past the default 60 a minute
+		if full := mustTake(t, c, "k2", none); full != -1 {
+			t.Fatalf("request %d of a key with no limits refused (window %d)", i+1, full)
+		}
+	}
+	if got := mustCounts(t, c, "k2", none); !slices.Equal(got, []int{70, 70, 70, 70}) {
+		t.Errorf("counts = %v, want [70 70 70 70]: a window with no limit is still counted", got)
 	}
 }
 

@@ -204,7 +204,7 @@ func TestEventsFlowFromPutEventsThroughTheTemplateRulesToTheStores(t *testing.T)
 	}
 
 	now := time.Now()
-	sent := event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limited", NextModel: "anthropic/claude-sonnet-4",
+	sent := event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit", NextModel: "anthropic/claude-sonnet-4",
 		LatencyMs: 321, Subject: event.Subject{UserID: "u1", APIKeyID: "key_1", RequestID: "req_1"}, Time: now}, now)
 	if err := eventbridge.New(ebc, bus).Send(ctx, []event.Event{sent}); err != nil {
 		t.Fatal(err)

@@ -435,6 +435,9 @@ func TestFunctionsMatchTemplate(t *testing.T) {
 			}
 			for i := 0; evs != nil && i+1 < len(evs.Content); i += 2 {
 				name, ev := evs.Content[i].Value, evs.Content[i+1]
+				if scalar(ev, "Type") == "Schedule" && !streaming {
+					continue // a scheduled job (refund-sweep): no route, no batch
+				}
 				if typ := scalar(ev, "Type"); typ != "Api" {
 					t.Errorf("%s event %s is %q, want Api (response streaming needs a REST API)", id, name, typ)
 				}

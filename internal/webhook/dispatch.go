@@ -30,6 +30,9 @@ type Dispatcher struct {
 	// Observe, when set, is told how each delivery attempt Deliver runs ended: "delivered",
 	// "retrying" (another attempt is queued) or "failed" (it was the last). For metrics.
 	Observe func(outcome string)
+	// Events, when set, receives webhook:endpoint_disabled when the dispatcher disables an
+	// endpoint itself, so subscribers and the audit log learn it, not only the process log.
+	Events event.Publisher
 }
 
 func (d *Dispatcher) observe(outcome string) {
@@ -115,7 +118,9 @@ const (
 // settle records a finished delivery: a success resets the failure count; the DisableAfter-th
 // consecutive failure, or a 410 Gone, disables the endpoint and says why in its record.
 func (d *Dispatcher) settle(ctx context.Context, id string, o outcome) error {
-	_, err := d.Store.UpdateEndpoint(ctx, id, func(e *Endpoint) error {
+	disabled := false // by this update's last run: fn may run again after a conflict
+	ep, err := d.Store.UpdateEndpoint(ctx, id, func(e *Endpoint) error {
+		disabled = false
 		if o == outcomeDelivered {
 			e.ConsecutiveFailures = 0
 			return nil
@@ -130,14 +135,24 @@ func (d *Dispatcher) settle(ctx context.Context, id string, o outcome) error {
 		}
 		if reason != "" && e.Enabled {
 			e.Enabled, e.DisabledReason, e.DisabledAt = false, reason, time.Now().UTC()
-			d.Log.WarnContext(ctx, "webhook endpoint disabled", "endpoint", id, "reason", reason, "failures", e.ConsecutiveFailures)
+			disabled = true
 		}
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
-	return err
+	if err != nil || !disabled {
+		return err
+	}
+	d.Log.WarnContext(ctx, "webhook endpoint disabled", "endpoint", id, "reason", ep.DisabledReason, "failures", ep.ConsecutiveFailures)
+	if d.Events != nil {
+		a := ep.Audited()
+		d.Events.Publish(ctx, event.EndpointDisabledEvent(event.EndpointDisabled{EndpointID: ep.ID, URL: a.URL,
+			URLFingerprint: a.URLFingerprint, Reason: ep.DisabledReason, ConsecutiveFailures: ep.ConsecutiveFailures,
+			Time: ep.DisabledAt}, ep.DisabledAt))
+	}
+	return nil
 }
 
 // Test sends a webhook:test event to endpoint id once, now, whether or not the endpoint is

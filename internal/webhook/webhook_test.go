@@ -142,9 +142,10 @@ func (q *memQueue) take() []queued {
 }
 
 type fixture struct {
-	store *boltstore.Store
-	queue *memQueue
-	disp  *webhook.Dispatcher
+	store  *boltstore.Store
+	queue  *memQueue
+	disp   *webhook.Dispatcher
+	events *published
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -156,8 +157,8 @@ func newFixture(t *testing.T, reach webhook.Reach) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	q := &memQueue{}
-	return &fixture{store: s, queue: q, disp: &webhook.Dispatcher{Store: s, Queue: q, Log: quiet(),
+	q, p := &memQueue{}, &published{}
+	return &fixture{store: s, queue: q, events: p, disp: &webhook.Dispatcher{Store: s, Queue: q, Log: quiet(), Events: p,
 		Poster: &webhook.Poster{Client: webhook.NewGuard(reach).Client(), Now: time.Now, Timeout: 300 * time.Millisecond}}}
 }
 
@@ -173,7 +174,7 @@ func (f *fixture) endpoint(t *testing.T, url string, events ...string) *webhook.
 	return ep
 }
 
-var failover = event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limited",
+var failover = event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit",
 	NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: event.Subject{UserID: "u1", APIKeyID: "key_1", RequestID: "req_1"},
 	Time: time.Now()}, time.Now())
 
@@ -369,6 +370,7 @@ func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing
 	if got, _ := f.store.Endpoint(ctx, ep.ID); got.DisabledReason != webhook.DisabledFailures || got.DisabledAt.IsZero() {
 		t.Errorf("disabled endpoint = %+v, want its record to say why and when", got)
 	}
+	f.events.wantDisabled(t, ep, webhook.DisabledFailures, webhook.DisableAfter)
 	on := true
 	got, err := f.store.UpdateEndpoint(ctx, ep.ID, func(e *webhook.Endpoint) error {
 		return e.Apply(webhook.Input{Enabled: &on}, time.Now())
@@ -394,6 +396,41 @@ func TestA410DisablesTheEndpointAtOnce(t *testing.T) {
 	}
 	if got, _ := f.store.Endpoint(ctx, ep.ID); got.Enabled || got.DisabledReason != webhook.DisabledGone {
 		t.Errorf("after a 410: %+v, want disabled, reason %q", got, webhook.DisabledGone)
+	}
+	f.events.wantDisabled(t, ep, webhook.DisabledGone, 1)
+}
+
+// published records what a dispatcher publishes.
+type published struct {
+	mu     sync.Mutex
+	events []event.Event
+}
+
+func (p *published) Publish(_ context.Context, evs ...event.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.events = append(p.events, evs...)
+}
+
+func (p *published) Flush(context.Context) error { return nil }
+
+// wantDisabled checks that exactly one event was published: ep's webhook:endpoint_disabled, for
+// reason after failures, with the URL cut to scheme and host.
+func (p *published) wantDisabled(t *testing.T, ep *webhook.Endpoint, reason string, failures int) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.events) != 1 || p.events[0].Type != event.WebhookEndpointDisabled {
+		t.Fatalf("published %v, want one %s", p.events, event.WebhookEndpointDisabled)
+	}
+	var d event.EndpointDisabled
+	if err := json.Unmarshal(p.events[0].Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	a := ep.Audited()
+	if d.EndpointID != ep.ID || d.Reason != reason || d.ConsecutiveFailures != failures || d.URL != a.URL ||
+		d.URLFingerprint != a.URLFingerprint || d.Time.IsZero() {
+		t.Errorf("event data %+v, want endpoint %s, reason %s after %d failures, URL %s", d, ep.ID, reason, failures, a.URL)
 	}
 }
 
