@@ -43,6 +43,13 @@ type Call struct {
 	reservation   *billing.Reservation
 	attempts      []attemptRecord // one per attempt sent, in order
 	servedAttempt int             // index into attempts of the one that served; -1: none yet
+
+	// Tracing state (trace.go); untouched when the service has no Tracer.
+	traced        int         // attempts traced so far
+	servedSpan    AttemptSpan // the served attempt's span, open until its answer ends
+	servedLine    chain.Attempt
+	responseModel string
+	output        []byte // a whole answer's body, for the served span
 }
 
 // Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
@@ -153,6 +160,7 @@ func (c *Call) finish(ctx context.Context, o Outcome) {
 		// Billing, the receipt and listeners record what happened even when the caller has gone;
 		// they keep the caller's identity, not its cancellation.
 		ctx = context.WithoutCancel(ctx)
+		c.endServed(&o) // the answer has ended; settling it is not the attempt's time
 		c.settle(ctx, &o)
 		o.BundleID = c.BundleID()
 		if c.svc.Observer == nil {
@@ -170,6 +178,9 @@ func (c *Call) finish(ctx context.Context, o Outcome) {
 // engine is the service's engine with this call's failovers reported to the observer.
 func (c *Call) engine() chain.Engine {
 	e := c.svc.Engine
+	if c.svc.Tracer != nil {
+		e.Trace = c.traceAttempt
+	}
 	if obs := c.svc.Observer; obs != nil {
 		inner := e.OnFailover
 		e.OnFailover = func(ctx context.Context, t chain.Transition) {

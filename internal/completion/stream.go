@@ -11,6 +11,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/tidwall/gjson"
 )
 
 // Stream is a served stream: its model is locked in, and the chunks up to and including the
@@ -63,6 +64,9 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 	}
 	c.served()
 	st := res.Value
+	if c.svc.Tracer != nil && len(st.pending) > 0 {
+		c.responseModel = gjson.GetBytes(st.pending[0].Data, "model").String()
+	}
 	st.Served, st.release, st.call, st.report, st.parent = res.Served, res.Release, c, res.Report, ctx
 	if c.Plan.OnInterrupt == chain.InterruptResume {
 		st.resume = &resumption{}

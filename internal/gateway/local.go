@@ -25,6 +25,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
@@ -73,6 +74,10 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		return d, nil, err
 	}
 	biller := &billing.Biller{Store: store}
+	tracer, err := tracing.New(ctx, env.Tracing)
+	if err != nil {
+		return d, nil, err
+	}
 
 	var bg sync.WaitGroup
 	bgCtx, stop := context.WithCancel(ctx)
@@ -84,6 +89,9 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = events.Publisher.Flush(flush)
+		if tracer != nil {
+			_ = tracer.Shutdown(flush)
+		}
 	}
 
 	return Deps{
@@ -107,5 +115,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		SkipUnhealthy: env.SkipUnhealthy,
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 		Metrics:       m.Handler(),
+		Tracer:        tracer,
 	}, wait, nil
 }
