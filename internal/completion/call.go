@@ -44,12 +44,7 @@ type Call struct {
 	attempts      []attemptRecord // one per attempt sent, in order
 	servedAttempt int             // index into attempts of the one that served; -1: none yet
 
-	// Tracing state (trace.go); untouched when the service has no Tracer.
-	traced        int         // attempts traced so far
-	servedSpan    AttemptSpan // the served attempt's span, open until its answer ends
-	servedLine    chain.Attempt
-	responseModel string
-	output        []byte // a whole answer's body, for the served span
+	trace *callTrace // nil unless the service has a Tracer (trace.go)
 }
 
 // Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
@@ -179,6 +174,7 @@ func (c *Call) finish(ctx context.Context, o Outcome) {
 func (c *Call) engine() chain.Engine {
 	e := c.svc.Engine
 	if c.svc.Tracer != nil {
+		c.trace = &callTrace{}
 		e.Trace = c.traceAttempt
 	}
 	if obs := c.svc.Observer; obs != nil {

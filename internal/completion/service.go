@@ -91,8 +91,8 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 	}
 	res.Release()
 	c.served()
-	if c.svc.Tracer != nil {
-		c.responseModel, c.output = gjson.GetBytes(res.Value.Body, "model").String(), res.Value.Body
+	if tr := c.trace; tr != nil {
+		tr.responseModel, tr.output = gjson.GetBytes(res.Value.Body, "model").String(), res.Value.Body
 	}
 	c.finish(ctx, Outcome{Served: res.Served, Usage: &res.Value.Usage, Report: res.Report})
 	return &Completion{Response: res.Value, Served: res.Served}, res.Report, nil

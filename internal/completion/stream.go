@@ -64,8 +64,8 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 	}
 	c.served()
 	st := res.Value
-	if c.svc.Tracer != nil && len(st.pending) > 0 {
-		c.responseModel = gjson.GetBytes(st.pending[0].Data, "model").String()
+	if tr := c.trace; tr != nil && len(st.pending) > 0 {
+		tr.responseModel = gjson.GetBytes(st.pending[0].Data, "model").String()
 	}
 	st.Served, st.release, st.call, st.report, st.parent = res.Served, res.Release, c, res.Report, ctx
 	if c.Plan.OnInterrupt == chain.InterruptResume {

@@ -44,18 +44,28 @@ type AttemptEnd struct {
 	Err error
 }
 
+// callTrace is a call's tracing state, allocated only when the service traces.
+type callTrace struct {
+	traced        int         // attempts traced so far
+	servedSpan    AttemptSpan // the served attempt's span, open until its answer ends
+	servedLine    chain.Attempt
+	responseModel string
+	output        []byte // a whole answer's body, for the served span
+}
+
 // traceAttempt is the chain's Trace hook for a call whose service has a Tracer: a failed attempt's
 // span ends when the chain classifies it; the served attempt's is kept for endServed.
 func (c *Call) traceAttempt(ctx context.Context, model string) (context.Context, func(chain.Attempt)) {
-	start := AttemptStart{Model: model, Index: c.traced, Body: c.Input.Body}
-	c.traced++
+	tr := c.trace
+	start := AttemptStart{Model: model, Index: tr.traced, Body: c.Input.Body}
+	tr.traced++
 	if route, err := c.svc.Router.Route(model); err == nil {
 		start.Wire = route.Wire
 	}
 	ctx, span := c.svc.Tracer.Attempt(ctx, start)
 	return ctx, func(a chain.Attempt) {
 		if a.Status == chain.Served {
-			c.servedSpan, c.servedLine = span, a
+			tr.servedSpan, tr.servedLine = span, a
 			return
 		}
 		span.End(AttemptEnd{Line: a})
@@ -64,12 +74,13 @@ func (c *Call) traceAttempt(ctx context.Context, model string) (context.Context,
 
 // endServed ends the served attempt's span, once, with what it produced.
 func (c *Call) endServed(o *Outcome) {
-	span := c.servedSpan
-	if span == nil {
+	tr := c.trace
+	if tr == nil || tr.servedSpan == nil {
 		return
 	}
-	c.servedSpan = nil
-	e := AttemptEnd{Line: c.servedLine, Usage: o.Usage, ResponseModel: c.responseModel, Output: c.output}
+	span := tr.servedSpan
+	tr.servedSpan = nil
+	e := AttemptEnd{Line: tr.servedLine, Usage: o.Usage, ResponseModel: tr.responseModel, Output: tr.output}
 	if o.Resumed == "" {
 		e.Err = o.Err
 	}
