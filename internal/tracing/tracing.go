@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
@@ -55,8 +56,10 @@ type Config struct {
 
 // ParseConfig reads the tracing configuration through r; a malformed value is r's error.
 func ParseConfig(r *envvar.Reader) Config {
+	const want = "an http:// or https:// URL such as http://localhost:4318"
 	c := Config{
-		OTLP:    r.String("OTEL_EXPORTER_OTLP_ENDPOINT", "") != "" || r.String("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "") != "",
+		OTLP: r.Check("OTEL_EXPORTER_OTLP_ENDPOINT", "", want, endpoint) != "" ||
+			r.Check("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", want, endpoint) != "",
 		Content: r.Bool("SECUREAI_TRACE_CONTENT", false),
 		Lambda:  r.String("AWS_LAMBDA_FUNCTION_NAME", "") != "",
 	}
@@ -68,6 +71,15 @@ func ParseConfig(r *envvar.Reader) Config {
 		c.XRay = false
 	}
 	return c
+}
+
+// endpoint accepts what the OTLP exporter can send to: an http(s) URL with a host, or nothing.
+func endpoint(v string) bool {
+	if v == "" {
+		return true
+	}
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
 }
 
 // New builds the configured backend; nil when tracing is off.

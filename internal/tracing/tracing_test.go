@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
@@ -38,16 +39,21 @@ func TestConfigOffLocallyAndInTests(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"SECUREAI_TRACE_CONTENT", "AWS_XRAY_SDK_DISABLED", "OTEL_SDK_DISABLED"} {
+	for _, bad := range []struct{ name, value string }{
+		{"SECUREAI_TRACE_CONTENT", "maybe"}, {"AWS_XRAY_SDK_DISABLED", "maybe"}, {"OTEL_SDK_DISABLED", "maybe"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318"}, {"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://collector:4317"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"},
+	} {
 		r := envvar.New(func(k string) string {
-			if k == name {
-				return "maybe"
+			if k == bad.name {
+				return bad.value
 			}
 			return ""
 		})
 		ParseConfig(r)
-		if r.Err() == nil {
-			t.Errorf("%s=maybe accepted", name)
+		var e *envvar.Error
+		if !errors.As(r.Err(), &e) || e.Name != bad.name {
+			t.Errorf("%s=%s: error %v, want one naming it", bad.name, bad.value, r.Err())
 		}
 	}
 }
