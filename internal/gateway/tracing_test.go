@@ -148,6 +148,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 
 	const prompt = "the secret prompt text 4711"
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	var requestID string // the failover request's X-Request-Id
 	post := func(body string, traceparent string) (int, string) {
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+secret)
@@ -160,6 +161,9 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		}
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
+		if traceparent != "" {
+			requestID = res.Header.Get("X-Request-Id")
+		}
 		return res.StatusCode, string(b)
 	}
 	if status, body := post(`{"model":"fake/error-500","fallback_models":["fake/ok"],"messages":[{"role":"user","content":"`+prompt+`"}]}`,
@@ -190,6 +194,9 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	}
 	if got := attrs(root)["http.response.status_code"].GetIntValue(); got != 200 {
 		t.Errorf("request span status code %d, want 200", got)
+	}
+	if id := attrs(root)["secureai.request_id"].GetStringValue(); id != requestID {
+		t.Errorf("request span's secureai.request_id %q, want the answer's X-Request-Id %q", id, requestID)
 	}
 
 	want := []struct {
