@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,64 +17,10 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/tracing"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
+	"github.com/secureai-gateway/gateway/internal/tracing/otlptest"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
-
-// otlpReceiver is an OTLP/HTTP trace receiver: it decodes each export with the OpenTelemetry
-// protocol's own protobuf types, as a collector does.
-type otlpReceiver struct {
-	mu    sync.Mutex
-	spans []*tracev1.Span
-}
-
-func (rc *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want a protobuf POST to /v1/traces", http.StatusBadRequest)
-		return
-	}
-	raw, err := io.ReadAll(r.Body)
-	var req collectortrace.ExportTraceServiceRequest
-	if err == nil {
-		err = proto.Unmarshal(raw, &req)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			rc.spans = append(rc.spans, ss.Spans...)
-		}
-	}
-	rc.mu.Unlock()
-	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
-}
-
-func (rc *otlpReceiver) named(name string) []*tracev1.Span {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	var out []*tracev1.Span
-	for _, s := range rc.spans {
-		if s.Name == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func attrs(s *tracev1.Span) map[string]*commonv1.AnyValue {
-	m := map[string]*commonv1.AnyValue{}
-	for _, kv := range s.Attributes {
-		m[kv.Key] = kv.Value
-	}
-	return m
-}
 
 // slowSecondToken streams an answer whose second token comes 300 ms after its first, so a span
 // that ended at the first token would be visibly short.
@@ -104,10 +49,8 @@ func slowSecondToken(w http.ResponseWriter, r *http.Request) {
 // the GenAI conventions; each provider receives its attempt's span as the parent, and no span
 // carries the prompt. A streamed attempt's span lasts until its last chunk.
 func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
-	receiver := &otlpReceiver{}
-	rsrv := httptest.NewServer(receiver)
-	defer rsrv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rsrv.URL)
+	receiver := otlptest.New(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 
 	up := &recordingUpstream{fake: openaifake.New(0)}
 	fakeSrv, slowSrv := httptest.NewServer(up.handler("fake")), httptest.NewServer(http.HandlerFunc(slowSecondToken))
@@ -178,8 +121,8 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	wait() // shuts the tracer down: every span is exported
 
 	hexID := func(b []byte) string { return hex.EncodeToString(b) }
-	requests := receiver.named("POST /v1/chat/completions")
-	failed, served := receiver.named("chat fake/error-500"), receiver.named("chat fake/ok")
+	requests := receiver.Named("POST /v1/chat/completions")
+	failed, served := receiver.Named("chat fake/error-500"), receiver.Named("chat fake/ok")
 	if len(requests) != 2 || len(failed) != 1 || len(served) != 1 {
 		t.Fatalf("got %d request spans, %d and %d attempt spans; want 2, 1 and 1", len(requests), len(failed), len(served))
 	}
@@ -192,10 +135,10 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	if root == nil || hexID(root.ParentSpanId) != callerSpan || root.Kind != tracev1.Span_SPAN_KIND_SERVER {
 		t.Fatalf("no server span continues the caller's trace %s from span %s: %v", callerTrace, callerSpan, requests)
 	}
-	if got := attrs(root)["http.response.status_code"].GetIntValue(); got != 200 {
+	if got := otlptest.Attrs(root)["http.response.status_code"].GetIntValue(); got != 200 {
 		t.Errorf("request span status code %d, want 200", got)
 	}
-	if id := attrs(root)["secureai.request_id"].GetStringValue(); id != requestID {
+	if id := otlptest.Attrs(root)["secureai.request_id"].GetStringValue(); id != requestID {
 		t.Errorf("request span's secureai.request_id %q, want the answer's X-Request-Id %q", id, requestID)
 	}
 
@@ -215,7 +158,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		t.Fatalf("the provider got %d calls, want 2", len(calls))
 	}
 	for i, w := range want {
-		s, a := w.span, attrs(w.span)
+		s, a := w.span, otlptest.Attrs(w.span)
 		if hexID(s.TraceId) != callerTrace || hexID(s.ParentSpanId) != hexID(root.SpanId) || s.Kind != tracev1.Span_SPAN_KIND_CLIENT {
 			t.Errorf("%s: trace %s parent %s kind %v; want trace %s, the request span %s as parent, a client span",
 				w.model, hexID(s.TraceId), hexID(s.ParentSpanId), s.Kind, callerTrace, hexID(root.SpanId))
@@ -246,7 +189,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		}
 	}
 
-	stream := receiver.named("chat slow/ok")
+	stream := receiver.Named("chat slow/ok")
 	if len(stream) != 1 {
 		t.Fatalf("got %d spans of the streamed attempt, want 1", len(stream))
 	}
@@ -266,14 +209,12 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	if st.EndTimeUnixNano > streamRoot.EndTimeUnixNano {
 		t.Error("the streamed attempt's span ends after its request's")
 	}
-	if a := attrs(st); a["gen_ai.usage.output_tokens"].GetIntValue() != 2 || a["gen_ai.response.model"].GetStringValue() != "slow-1" {
+	if a := otlptest.Attrs(st); a["gen_ai.usage.output_tokens"].GetIntValue() != 2 || a["gen_ai.response.model"].GetStringValue() != "slow-1" {
 		t.Errorf("streamed attempt: output tokens %v, response model %v; want 2 and slow-1 from the stream", a["gen_ai.usage.output_tokens"], a["gen_ai.response.model"])
 	}
 
 	// Content is off by default: the prompt is in no span.
-	receiver.mu.Lock()
-	defer receiver.mu.Unlock()
-	for _, s := range receiver.spans {
+	for _, s := range receiver.Spans() {
 		raw, _ := proto.Marshal(s)
 		if strings.Contains(string(raw), prompt) {
 			t.Errorf("span %q carries the prompt", s.Name)
