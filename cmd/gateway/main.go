@@ -73,6 +73,8 @@ func run(log *slog.Logger) error {
 		fmt.Fprintf(os.Stderr, "\nCreated an admin API key (shown once, keep it):\n\n    %s\n\n", secret)
 	}
 	log.Info("SecureAI Gateway listening", "url", "http://"+ln.Addr().String(), "demo", env.Demo, "store", store.Path())
+	log.Info("Observability: Prometheus metrics at GET /metrics (an admin key's bearer token); Grafana dashboard in docs/grafana/",
+		"metrics", "http://"+ln.Addr().String()+"/metrics", "traces", tracesNote(env.Tracing.OTLP))
 	srv := newServer(limits.Wrap(gw.Mux()), env.RequestTimeout)
 	go func() {
 		<-ctx.Done()
@@ -84,6 +86,14 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// tracesNote says where traces go, or how to send them somewhere.
+func tracesNote(otlp bool) string {
+	if otlp {
+		return "exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_*)"
+	}
+	return "off (set OTEL_EXPORTER_OTLP_ENDPOINT to export them)"
 }
 
 // Server limits; docs/server-limits.md explains each and the README lists them.

@@ -81,6 +81,8 @@ type Cloud struct {
 	// breaker opening, webhook delivery, unpublished batch of events) to stdout, the function's
 	// log: CloudWatch extracts the metrics, with no call and no agent.
 	Metrics metrics.Recorder
+	// Tracer traces chat requests and their attempts (OpenTelemetry or X-Ray); nil when off.
+	Tracer tracing.Tracer
 
 	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
@@ -119,7 +121,11 @@ func Load(ctx context.Context) (*Cloud, error) {
 		return nil, fmt.Errorf("cloud: AWS configuration: %w", err)
 	}
 	awsclient.Guard(&awsCfg)
-	if cfg.Tracing {
+	tracer, err := tracing.New(ctx, cfg.Tracing)
+	if err != nil {
+		return nil, fmt.Errorf("cloud: tracing: %w", err)
+	}
+	if cfg.Tracing.XRay && !cfg.Tracing.OTLP {
 		tracing.AWS(&awsCfg)
 	}
 	endBeforeDeadline(&awsCfg, reserve)
@@ -154,6 +160,7 @@ func Load(ctx context.Context) (*Cloud, error) {
 		Bus:      bus,
 		Guard:    webhook.NewGuard(webhookReach(cfg.AllowPrivateWebhooks)),
 		Metrics:  emf,
+		Tracer:   tracer,
 		secrets:  secretsmanager.NewFromConfig(awsCfg),
 		sqs:      queues,
 		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
@@ -179,23 +186,15 @@ func (c *Cloud) Credentials(ctx context.Context) (func(string) string, error) {
 	return credential, nil
 }
 
-// ProviderClient is the pooled HTTP client every provider adapter shares, traced when tracing is on.
-func (c *Cloud) ProviderClient() *http.Client {
-	if c.Config.Tracing {
-		return tracing.HTTPClient(provider.NewHTTPClient())
-	}
-	return provider.NewHTTPClient()
-}
+// ProviderClient is the pooled HTTP client every provider adapter shares (the gateway traces it
+// when tracing is on).
+func (c *Cloud) ProviderClient() *http.Client { return provider.NewHTTPClient() }
 
-// Engine runs failover chains, one X-Ray subsegment per attempt when tracing is on. The handler's
+// Engine runs failover chains (the completion service traces each attempt). The handler's
 // deadline is already the invocation's less the reserve (HTTP), so the chain keeps back only what
 // the gateway needs to write its answer after the last attempt it starts, as the local server does.
 func (c *Cloud) Engine() chain.Engine {
-	e := chain.Engine{Reserve: chainReserve, Health: chain.NewHealth(time.Now)}
-	if c.Config.Tracing {
-		e.Trace = tracing.Attempt
-	}
-	return e
+	return chain.Engine{Reserve: chainReserve, Health: chain.NewHealth(time.Now)}
 }
 
 // Idempotency is the Idempotency-Key store; nil when no table is configured, so such requests

@@ -56,8 +56,10 @@ type Config struct {
 	CORSOrigin string
 	// SkipUnhealthy is SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say.
 	SkipUnhealthy bool
-	// Tracing is on in Lambda unless AWS_XRAY_SDK_DISABLED says otherwise.
-	Tracing bool
+	// Tracing is OpenTelemetry when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_*, the
+	// ADOT layer's collector or any other), else X-Ray in Lambda unless AWS_XRAY_SDK_DISABLED says
+	// otherwise; SECUREAI_TRACE_CONTENT records prompts and answers.
+	Tracing tracing.Config
 }
 
 // ParseConfig reads the configuration through getenv (os.Getenv in a function).
@@ -89,9 +91,8 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 		ReadBudget:           int(r.Positive("SECUREAI_READ_BUDGET_PER_MINUTE", httpapi.DefaultReadBudget)),
 		CORSOrigin: strings.Trim(r.Check("SECUREAI_CORS_ORIGIN", "", "an origin in single quotes such as 'https://app.example.com', '*' or ''",
 			optional(quotedOrigin)), "'"),
-		Tracing: tracing.Enabled(getenv),
+		Tracing: tracing.ParseConfig(r),
 	}
-	r.Bool("AWS_XRAY_SDK_DISABLED", false) // tracing.Enabled ignores a malformed value; say so instead
 	return c, r.Err()
 }
 

@@ -16,7 +16,7 @@ func TestParseConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.Tables.APIKeys != "keys-table" || c.Tables.Idempotency != "" || c.Demo || c.KeyCacheTTL != 30*time.Second ||
-			c.MaxBody != DefaultMaxBody || DefaultMaxBody > MaxBodyCap || c.CORSOrigin != "" || c.Tracing {
+			c.MaxBody != DefaultMaxBody || DefaultMaxBody > MaxBodyCap || c.CORSOrigin != "" || c.Tracing.XRay || c.Tracing.OTLP {
 			t.Errorf("defaults: %+v", c)
 		}
 	})
@@ -35,7 +35,7 @@ func TestParseConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.Tables.Idempotency != "idem.table_1" || !c.Demo || c.KeyCacheTTL != 0 || c.MaxBody != 1024 ||
-			c.CORSOrigin != "https://app.example.com:8443" || c.ProviderSecretARN == "" || !c.Tracing ||
+			c.CORSOrigin != "https://app.example.com:8443" || c.ProviderSecretARN == "" || !c.Tracing.XRay ||
 			c.Tables.Limits != "limits" || c.Tables.Users != "users" || c.Tables.Receipts != "receipts" ||
 			c.Tables.CircuitBreakers != "breakers" || c.SigningSecretARN == "" || c.EventBus != "bus" ||
 			c.WebhookQueueURL == "" || !c.AllowPrivateWebhooks {

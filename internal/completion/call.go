@@ -43,6 +43,8 @@ type Call struct {
 	reservation   *billing.Reservation
 	attempts      []attemptRecord // one per attempt sent, in order
 	servedAttempt int             // index into attempts of the one that served; -1: none yet
+
+	trace *callTrace // nil unless the service has a Tracer (trace.go)
 }
 
 // Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
@@ -153,6 +155,7 @@ func (c *Call) finish(ctx context.Context, o Outcome) {
 		// Billing, the receipt and listeners record what happened even when the caller has gone;
 		// they keep the caller's identity, not its cancellation.
 		ctx = context.WithoutCancel(ctx)
+		c.endServed(&o) // the answer has ended; settling it is not the attempt's time
 		c.settle(ctx, &o)
 		o.BundleID = c.BundleID()
 		if c.svc.Observer == nil {
@@ -170,6 +173,10 @@ func (c *Call) finish(ctx context.Context, o Outcome) {
 // engine is the service's engine with this call's failovers reported to the observer.
 func (c *Call) engine() chain.Engine {
 	e := c.svc.Engine
+	if c.svc.Tracer != nil {
+		c.trace = &callTrace{}
+		e.Trace = c.traceAttempt
+	}
 	if obs := c.svc.Observer; obs != nil {
 		inner := e.OnFailover
 		e.OnFailover = func(ctx context.Context, t chain.Transition) {

@@ -14,6 +14,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/tidwall/gjson"
 )
 
 // Router finds where a model's attempts go.
@@ -28,6 +29,8 @@ type Service struct {
 	Settings chain.Settings // project defaults for timeouts
 	// Observer is told of every failover and of every request's end; nil: nobody listens.
 	Observer Observer
+	// Tracer traces each attempt (trace.go); nil: nothing is traced.
+	Tracer Tracer
 	// Controls govern every call and attempt (limits, policy, billing, tokens, receipts).
 	Controls Controls
 }
@@ -88,6 +91,9 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 	}
 	res.Release()
 	c.served()
+	if tr := c.trace; tr != nil {
+		tr.responseModel, tr.output = gjson.GetBytes(res.Value.Body, "model").String(), res.Value.Body
+	}
 	c.finish(ctx, Outcome{Served: res.Served, Usage: &res.Value.Usage, Report: res.Report})
 	return &Completion{Response: res.Value, Served: res.Served}, res.Report, nil
 }

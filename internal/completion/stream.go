@@ -11,6 +11,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/tidwall/gjson"
 )
 
 // Stream is a served stream: its model is locked in, and the chunks up to and including the
@@ -64,6 +65,9 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 	}
 	c.served()
 	st := res.Value
+	if tr := c.trace; tr != nil && len(st.pending) > 0 {
+		tr.responseModel = gjson.GetBytes(st.pending[0].Data, "model").String()
+	}
 	st.Served, st.release, st.call, st.report, st.parent = res.Served, res.Release, c, res.Report, ctx
 	if c.Plan.OnInterrupt == chain.InterruptResume {
 		st.resume = &resumption{}

@@ -28,5 +28,5 @@ func newGuard(d Deps) *idempotency.Guard {
 
 func classicChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
 	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, h.Chat), classicChatRoutes...)
+	return httpapi.Routes(classicapi.Render, traced(d, classicChatRoutes[0], endpoint(d, classicapi.Render, h.Chat)), classicChatRoutes...)
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 )
 
@@ -83,6 +84,9 @@ type Deps struct {
 	// Metrics serves GET /metrics, to admin keys only (the local server's Prometheus registry);
 	// nil: no such route.
 	Metrics http.Handler
+	// Tracer traces each chat request and its attempts, and carries the trace to providers;
+	// nil: nothing is traced.
+	Tracer tracing.Tracer
 }
 
 func (d Deps) withDefaults() Deps {
@@ -197,6 +201,10 @@ func completions(d Deps) (*completion.Service, *catalog.Router, error) {
 	if client == nil {
 		client = provider.NewHTTPClient()
 	}
+	var tracer completion.Tracer
+	if d.Tracer != nil {
+		client, tracer = d.Tracer.Client(client), d.Tracer
+	}
 	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, client)
 	if err != nil {
 		return nil, nil, err
@@ -209,7 +217,7 @@ func completions(d Deps) (*completion.Service, *catalog.Router, error) {
 	if d.Observer != nil {
 		observers = append(observers, d.Observer)
 	}
-	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls}, router, nil
+	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, router, nil
 }
 
 func models(d Deps, list openaiapi.ModelLister) http.Handler {
@@ -222,7 +230,15 @@ func models(d Deps, list openaiapi.ModelLister) http.Handler {
 
 func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
 	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return httpapi.Routes(openaiapi.Render, endpoint(d, openaiapi.Render, h.Chat), openAIChatRoutes...)
+	return httpapi.Routes(openaiapi.Render, traced(d, openAIChatRoutes[0], endpoint(d, openaiapi.Render, h.Chat)), openAIChatRoutes...)
+}
+
+// traced gives a chat route's requests their span when tracing is on.
+func traced(d Deps, route string, h http.Handler) http.Handler {
+	if d.Tracer == nil {
+		return h
+	}
+	return d.Tracer.Handler(route, h)
 }
 
 // endpoint wraps h with what every authenticated route needs.

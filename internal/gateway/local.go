@@ -25,6 +25,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
@@ -75,6 +76,10 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 	biller := &billing.Biller{Store: store}
 	books := &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller,
 		HoldMargin: env.HoldMargin}
+	tracer, err := tracing.New(ctx, env.Tracing)
+	if err != nil {
+		return d, nil, err
+	}
 
 	var bg sync.WaitGroup
 	bgCtx, stop := context.WithCancel(ctx)
@@ -89,6 +94,9 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = events.Publisher.Flush(flush)
+		if tracer != nil {
+			_ = tracer.Shutdown(flush)
+		}
 	}
 
 	return Deps{
@@ -112,5 +120,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		SkipUnhealthy: env.SkipUnhealthy,
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 		Metrics:       m.Handler(),
+		Tracer:        tracer,
 	}, wait, nil
 }

@@ -28,8 +28,10 @@ const directive = `{"Namespace":"` + Namespace + `","Dimensions":`
 //     [Surface, Outcome] and [Surface];
 //   - Latency (the serving attempt's), TimeToFirstToken (streams), InputTokens, OutputTokens and
 //     CostMicroUSD by [Model], the model that served, when one did;
-//   - Failovers (1) by [FailedModel, Reason] and [FailedModel, NextModel, Reason]: the request's
-//     first failover, when it had one (each failover also has its own log line).
+//   - Failovers (1) by [FailedModel, Reason], [FailedModel, NextModel, Reason] and [Surface]: the
+//     request's first failover, when it had one (each failover also has its own log line); by
+//     Surface, beside Requests by Surface, it is the failover rate an alarm can read (alarms take
+//     no SEARCH over model names).
 //
 // Per-attempt latencies of the models that failed are in the Prometheus output and the request's
 // log lines, not in its record.
@@ -100,7 +102,7 @@ func (e *EMF) Add(r *Request) {
 		b = append(b, "]}"...)
 	}
 	if r.First.Failed != "" {
-		b = append(b, `,`+directive+`[["FailedModel","Reason"],["FailedModel","NextModel","Reason"]],"Metrics":[`...)
+		b = append(b, `,`+directive+`[["FailedModel","Reason"],["FailedModel","NextModel","Reason"],["Surface"]],"Metrics":[`...)
 		b = metricDefs(b, &Failovers)
 		b = append(b, "]}"...)
 	}

@@ -202,7 +202,7 @@ func TestEMFRecordOfAFailover(t *testing.T) {
 	want := map[string]string{
 		"[[Surface Outcome] [Surface]]": "Requests:Count Attempts:Count FailedAttempts:Count Retries:Count ResumedStreams:Count LimitRefusals:Count",
 		"[[Model]]":                     "Latency:Milliseconds InputTokens:Count OutputTokens:Count TimeToFirstToken:Milliseconds CostMicroUSD:None",
-		"[[FailedModel Reason] [FailedModel NextModel Reason]]": "Failovers:Count",
+		"[[FailedModel Reason] [FailedModel NextModel Reason] [Surface]]": "Failovers:Count",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("directives\n%v\nwant\n%v", got, want)

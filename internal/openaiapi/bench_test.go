@@ -15,6 +15,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
 )
@@ -73,7 +74,9 @@ func (w *discardWriter) WriteString(s string) (int, error) {
 func (w *discardWriter) WriteHeader(status int) { w.status = status }
 func (w *discardWriter) Flush()                 {}
 
-func benchHandler(b *testing.B) http.Handler {
+// benchHandler is the endpoint over the in-memory upstream; observer, when not nil, hears every
+// request (the local server's metrics), and the service has no Tracer (tracing off).
+func benchHandler(b *testing.B, observer completion.Observer) http.Handler {
 	p, err := openai.New(provider.Config{BaseURL: "http://upstream.invalid/v1",
 		Client: &http.Client{Transport: memTransport{plain: []byte(benchCompletion), stream: benchStream(10)}}})
 	if err != nil {
@@ -81,7 +84,7 @@ func benchHandler(b *testing.B) http.Handler {
 	}
 	route := catalog.Route{Model: &catalog.Model{Name: "bench/small", Provider: "bench", Upstream: "fake-small"}, Provider: p}
 	h := &Handler{Completions: &completion.Service{Router: benchRouter{route}, Engine: chain.Engine{Reserve: 100 * time.Millisecond},
-		Settings: chain.ProjectSettings}, MaxBody: 8 << 20}
+		Settings: chain.ProjectSettings, Observer: observer}, MaxBody: 8 << 20}
 	keys := benchKeys{&apikey.Key{ID: "key_bench", Name: "bench"}}
 	// The endpoint exactly as gateway.endpoint wraps it.
 	return httpapi.WithRequestID(httpapi.WithBudget(5*time.Minute, httpapi.Authenticate(keys, Render, http.HandlerFunc(h.Chat))))
@@ -103,30 +106,39 @@ func benchRequestBody(size int, stream bool) []byte {
 
 // BenchmarkChat is one chat completion through the endpoint (request id, budget, key check,
 // parse, plan, the OpenAI adapter and the response rewrite) with an in-memory upstream: what the
-// gateway's own code costs per request, without the network.
+// gateway's own code costs per request, without the network. metrics=prometheus adds the local
+// server's metrics output as the completion observer (tracing stays off, as it is by default).
 func BenchmarkChat(b *testing.B) {
 	secret := "sk-" + strings.Repeat("ab", 32)
 	for _, size := range []int{200, 100 << 10} {
 		for _, stream := range []bool{false, true} {
-			b.Run("body="+strconv.Itoa(size)+"/stream="+strconv.FormatBool(stream), func(b *testing.B) {
-				h := benchHandler(b)
-				body := benchRequestBody(size, stream)
-				rd := bytes.NewReader(body)
-				req, _ := http.NewRequest(http.MethodPost, "http://gateway.invalid/v1/chat/completions", io.NopCloser(rd))
-				req.Header.Set("Authorization", "Bearer "+secret)
-				req.ContentLength = int64(len(body)) // as a client sends it; the body is read to that length
-				w := &discardWriter{h: http.Header{}}
-				b.ReportAllocs()
-				b.SetBytes(int64(len(body)))
-				for b.Loop() {
-					rd.Reset(body)
-					clear(w.h)
-					h.ServeHTTP(w, req)
+			for _, observed := range []bool{false, true} {
+				name := "body=" + strconv.Itoa(size) + "/stream=" + strconv.FormatBool(stream)
+				var observer completion.Observer
+				if observed {
+					name += "/metrics=prometheus"
+					observer = metrics.NewPrometheus(nil)
 				}
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d: the benchmark measures a refusal, not a completion", w.status)
-				}
-			})
+				b.Run(name, func(b *testing.B) {
+					h := benchHandler(b, observer)
+					body := benchRequestBody(size, stream)
+					rd := bytes.NewReader(body)
+					req, _ := http.NewRequest(http.MethodPost, "http://gateway.invalid/v1/chat/completions", io.NopCloser(rd))
+					req.Header.Set("Authorization", "Bearer "+secret)
+					req.ContentLength = int64(len(body)) // as a client sends it; the body is read to that length
+					w := &discardWriter{h: http.Header{}}
+					b.ReportAllocs()
+					b.SetBytes(int64(len(body)))
+					for b.Loop() {
+						rd.Reset(body)
+						clear(w.h)
+						h.ServeHTTP(w, req)
+					}
+					if w.status != http.StatusOK {
+						b.Fatalf("status %d: the benchmark measures a refusal, not a completion", w.status)
+					}
+				})
+			}
 		}
 	}
 }

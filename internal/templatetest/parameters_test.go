@@ -17,6 +17,11 @@ import (
 // function's parser accepts (the pattern must admit them) and values it refuses (the pattern must
 // refuse them, so the deploy fails instead of every request).
 var parameterSamples = map[string]struct{ valid, invalid []string }{
+	"OtlpEndpoint": {
+		valid:   []string{"", "http://localhost:4318", "https://otlp.example.com", "https://api.honeycomb.io:443/otlp"},
+		invalid: []string{"localhost:4318", "grpc://collector:4317", "http://", "http://host/path?query=1"},
+	},
+	"TraceContent": {valid: []string{"true", "false"}, invalid: []string{"yes", "on"}},
 	"KeyCacheTTL": {
 		valid:   []string{"30s", "0", "5m", "1h", "250ms", "1m30s", "90s"},
 		invalid: []string{"30", "-5s", "30 s", "1d", "thirty", "s"},

@@ -1,47 +1,147 @@
-// Package tracing is the one seam between the gateway and AWS X-Ray. The X-Ray SDK is in
-// maintenance mode (AWS points to OpenTelemetry next), so nothing else imports it: replacing it
-// means replacing this package.
+// Package tracing is the one seam between the gateway and a tracing backend: OpenTelemetry
+// (OTLP over HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables) or AWS X-Ray. Both
+// record the same thing under the same names — one span per request and one child span per
+// attempt, `chat {model}`, in the OpenTelemetry GenAI semantic conventions — so an operator reads
+// a failover the same way in either. The X-Ray SDK is in maintenance mode (AWS points to
+// OpenTelemetry next) and nothing else imports it or the OpenTelemetry SDK: replacing either
+// means replacing a file here. The core reports attempts through completion.Tracer and knows
+// neither.
+//
+// Tracing is off unless configured: locally when an OTLP endpoint is set, in Lambda also under
+// X-Ray active tracing. Off, nothing is wrapped and no span is allocated. Prompts and completions
+// are never recorded unless SECUREAI_TRACE_CONTENT turns it on.
 package tracing
 
 import (
 	"context"
+	"errors"
 	"net/http"
-	"strconv"
+	"net/url"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-xray-sdk-go/v2/instrumentation/awsv2"
-	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/envvar"
 )
 
-// Enabled reports whether traces are recorded, from the environment getenv reads: in Lambda with
-// active tracing, unless AWS_XRAY_SDK_DISABLED says otherwise (it does locally and in tests).
-func Enabled(getenv func(string) string) bool {
-	if off, err := strconv.ParseBool(getenv("AWS_XRAY_SDK_DISABLED")); err == nil && off {
-		return false
-	}
-	return getenv("_X_AMZN_TRACE_ID") != "" || getenv("AWS_LAMBDA_FUNCTION_NAME") != ""
+// Tracer is a configured backend.
+type Tracer interface {
+	completion.Tracer
+	// Handler wraps a chat route's handler with the request's span, named after route. A W3C
+	// traceparent from the caller is its parent where the backend honours one (OpenTelemetry).
+	Handler(route string, h http.Handler) http.Handler
+	// Client traces the provider calls made with c and carries the attempt's trace context to
+	// the provider (traceparent, or X-Ray's own header).
+	Client(c *http.Client) *http.Client
+	// Shutdown exports what is still buffered and stops the exporter.
+	Shutdown(ctx context.Context) error
 }
 
-// Attempt is a chain.Engine Trace hook: one subsegment per attempt, annotated with the model,
-// its status and its failover reason, which is what an operator looks for in a trace.
-func Attempt(ctx context.Context, model string) (context.Context, func(chain.Attempt)) {
-	sctx, seg := xray.BeginSubsegment(ctx, "attempt "+model)
-	if seg == nil {
-		return ctx, func(chain.Attempt) {}
+// Config is how tracing is set up, read from the environment by ParseConfig.
+type Config struct {
+	// OTLP is on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
+	// (and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none says otherwise). The exporter
+	// reads the rest of the OTEL_EXPORTER_OTLP_* variables itself (headers, timeout, compression).
+	OTLP bool
+	// XRay is on in Lambda under active tracing, unless AWS_XRAY_SDK_DISABLED says otherwise (it
+	// does locally and in tests); OTLP takes precedence, since the ADOT collector forwards to
+	// X-Ray itself.
+	XRay bool
+	// Content is SECUREAI_TRACE_CONTENT, default false: record the request's messages and a
+	// whole answer's choices on attempt spans (OpenTelemetry only).
+	Content bool
+	// Lambda: spans are exported before each invocation ends, since a frozen instance exports
+	// nothing.
+	Lambda bool
+}
+
+// ParseConfig reads the tracing configuration through r; a malformed value is r's error.
+func ParseConfig(r *envvar.Reader) Config {
+	const want = "an http:// or https:// URL such as http://localhost:4318"
+	c := Config{
+		OTLP: r.Check("OTEL_EXPORTER_OTLP_ENDPOINT", "", want, endpoint) != "" ||
+			r.Check("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", want, endpoint) != "",
+		Content: r.Bool("SECUREAI_TRACE_CONTENT", false),
+		Lambda:  r.String("AWS_LAMBDA_FUNCTION_NAME", "") != "",
 	}
-	return sctx, func(a chain.Attempt) {
-		_ = seg.AddAnnotation("model", a.Model)
-		_ = seg.AddAnnotation("status", string(a.Status))
-		if a.Reason != "" {
-			_ = seg.AddAnnotation("reason", string(a.Reason))
+	if r.Bool("OTEL_SDK_DISABLED", false) || r.String("OTEL_TRACES_EXPORTER", "otlp") == "none" {
+		c.OTLP = false
+	}
+	c.XRay = c.Lambda || r.String("_X_AMZN_TRACE_ID", "") != ""
+	if r.Bool("AWS_XRAY_SDK_DISABLED", false) {
+		c.XRay = false
+	}
+	return c
+}
+
+// endpoint accepts what the OTLP exporter can send to: an http(s) URL with a host, or nothing.
+func endpoint(v string) bool {
+	if v == "" {
+		return true
+	}
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
+}
+
+// New builds the configured backend; nil when tracing is off.
+func New(ctx context.Context, c Config) (Tracer, error) {
+	switch {
+	case c.OTLP:
+		t, err := newOTel(ctx, c)
+		if err != nil {
+			return nil, err
 		}
-		seg.Close(nil)
+		return t, nil
+	case c.XRay:
+		return xrayTracer{}, nil
 	}
+	return nil, nil
 }
 
-// HTTPClient traces the provider calls made with c.
-func HTTPClient(c *http.Client) *http.Client { return xray.Client(c) }
+// The attributes of an attempt's span: the GenAI conventions' names, and the gateway's own for
+// what they have no name for. X-Ray subsegments carry the same names as metadata.
+const (
+	AttrOperation     = "gen_ai.operation.name"
+	AttrProvider      = "gen_ai.provider.name"
+	AttrRequestModel  = "gen_ai.request.model"
+	AttrResponseModel = "gen_ai.response.model"
+	AttrInputTokens   = "gen_ai.usage.input_tokens"
+	AttrOutputTokens  = "gen_ai.usage.output_tokens"
+	AttrErrorType     = "error.type"
+	AttrInput         = "gen_ai.input.messages"  // only with Config.Content
+	AttrOutput        = "gen_ai.output.messages" // only with Config.Content
+	AttrReason        = "secureai.failover.reason"
+	AttrStatus        = "secureai.attempt.status"
+	AttrIndex         = "secureai.attempt.index"
+	AttrRetry         = "secureai.attempt.retry"
+	AttrServed        = "secureai.attempt.served"
+)
 
-// AWS traces every call of the SDK clients built from cfg.
-func AWS(cfg *aws.Config) { awsv2.AWSV2Instrumentor(&cfg.APIOptions) }
+// operation is the GenAI operation every attempt performs.
+const operation = "chat"
+
+// providerName is the conventions' gen_ai.provider.name of a wire format.
+func providerName(wire string) string {
+	switch wire {
+	case "gemini":
+		return "gcp.gemini"
+	case "bedrock":
+		return "aws.bedrock"
+	}
+	return wire // openai, anthropic
+}
+
+// errorType is an ended attempt's error.type: its failover reason (low-cardinality, the
+// gateway's own classification), or for a served stream that broke off, what broke it; "" when
+// it served whole.
+func errorType(e completion.AttemptEnd) string {
+	if e.Line.Reason != "" {
+		return string(e.Line.Reason)
+	}
+	switch {
+	case e.Err == nil:
+		return ""
+	case errors.Is(e.Err, chain.ErrCanceled):
+		return "canceled"
+	}
+	return completion.AsInterruption(e.Err).Code
+}

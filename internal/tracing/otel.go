@@ -1,0 +1,186 @@
+package tracing
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// serviceName is service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise.
+const serviceName = "secureai-gateway"
+
+// scope is the instrumentation scope the gateway's spans are recorded under.
+const scope = "github.com/secureai-gateway/gateway"
+
+// otelTracer records spans with the OpenTelemetry SDK and exports them over OTLP/HTTP in batches.
+type otelTracer struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	// W3C Trace Context: read from the caller, written to providers. Never the global
+	// propagator, so nothing else in the process changes what is sent.
+	propagator propagation.TraceContext
+	content    bool
+	lambda     bool
+}
+
+func newOTel(ctx context.Context, c Config) (*otelTracer, error) {
+	exp, err := otlptracehttp.New(ctx) // configured by the OTEL_EXPORTER_OTLP_* variables
+	if err != nil {
+		return nil, err
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", serviceName)),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+		resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, err
+	}
+	// The sampler is the SDK's default unless OTEL_TRACES_SAMPLER names another.
+	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &otelTracer{provider: p, tracer: p.Tracer(scope), content: c.Content, lambda: c.Lambda}, nil
+}
+
+// Handler implements Tracer: a server span from the caller's traceparent to the response's end
+// (a stream's last byte). In Lambda the spans are exported before the invocation ends.
+func (t *otelTracer) Handler(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := t.tracer.Start(ctx, route, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route)))
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r.WithContext(ctx))
+		status := cmpStatus(sw.status)
+		span.SetAttributes(attribute.Int("http.response.status_code", status))
+		if id := w.Header().Get("X-Request-Id"); id != "" {
+			span.SetAttributes(attribute.String("secureai.request_id", id))
+		}
+		if status >= 500 {
+			span.SetAttributes(attribute.String(AttrErrorType, strconv.Itoa(status)))
+			span.SetStatus(codes.Error, "")
+		}
+		span.End()
+		if t.lambda {
+			_ = t.provider.ForceFlush(context.WithoutCancel(r.Context()))
+		}
+	})
+}
+
+func cmpStatus(s int) int {
+	if s == 0 {
+		return http.StatusOK
+	}
+	return s
+}
+
+// Attempt implements completion.Tracer: a client span `chat {model}`.
+func (t *otelTracer) Attempt(ctx context.Context, a completion.AttemptStart) (context.Context, completion.AttemptSpan) {
+	ctx, span := t.tracer.Start(ctx, operation+" "+a.Model, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String(AttrOperation, operation),
+			attribute.String(AttrProvider, providerName(a.Wire)),
+			attribute.String(AttrRequestModel, a.Model),
+			attribute.Int(AttrIndex, a.Index)))
+	if t.content {
+		span.SetAttributes(attribute.String(AttrInput, gjson.GetBytes(a.Body, "messages").Raw))
+	}
+	return ctx, otelAttempt{span: span, content: t.content}
+}
+
+type otelAttempt struct {
+	span    trace.Span
+	content bool
+}
+
+func (s otelAttempt) End(e completion.AttemptEnd) {
+	s.span.SetAttributes(
+		attribute.String(AttrStatus, string(e.Line.Status)),
+		attribute.Int(AttrRetry, e.Line.Retry),
+		attribute.Bool(AttrServed, e.Line.Status == chain.Served))
+	if e.Line.Reason != "" {
+		s.span.SetAttributes(attribute.String(AttrReason, string(e.Line.Reason)))
+	}
+	if e.ResponseModel != "" {
+		s.span.SetAttributes(attribute.String(AttrResponseModel, e.ResponseModel))
+	}
+	if u := e.Usage; u != nil {
+		s.span.SetAttributes(attribute.Int(AttrInputTokens, u.PromptTokens), attribute.Int(AttrOutputTokens, u.CompletionTokens))
+	}
+	if s.content && e.Output != nil {
+		s.span.SetAttributes(attribute.String(AttrOutput, gjson.GetBytes(e.Output, "choices.#.message").Raw))
+	}
+	if et := errorType(e); et != "" {
+		s.span.SetAttributes(attribute.String(AttrErrorType, et))
+		s.span.SetStatus(codes.Error, "")
+	}
+	s.span.End()
+}
+
+// Client implements Tracer: each provider request carries its attempt's traceparent. The
+// gateway never forwards the caller's headers upstream; this one is the gateway's own.
+func (t *otelTracer) Client(c *http.Client) *http.Client {
+	traced := *c
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	traced.Transport = propagating{base: base, propagator: t.propagator}
+	return &traced
+}
+
+// Shutdown implements Tracer.
+func (t *otelTracer) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
+
+type propagating struct {
+	base       http.RoundTripper
+	propagator propagation.TraceContext
+}
+
+func (p propagating) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !trace.SpanContextFromContext(r.Context()).IsValid() {
+		return p.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context()) // a RoundTripper must not change the request it is given
+	p.propagator.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
+	return p.base.RoundTrip(r)
+}
+
+// statusWriter notes the response's status, keeping flushes working for streams.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush keeps SSE frames leaving at once.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,70 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/provider"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+func recording(content bool) (*otelTracer, *tracetest.InMemoryExporter) {
+	exp := tracetest.NewInMemoryExporter()
+	p := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	return &otelTracer{provider: p, tracer: p.Tracer(scope), content: content}, exp
+}
+
+func attrMap(kvs []attribute.KeyValue) map[string]attribute.Value {
+	m := map[string]attribute.Value{}
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value
+	}
+	return m
+}
+
+// Prompts and answers reach an attempt span only when content recording is on.
+func TestContentOnlyWhenTurnedOn(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"my secret prompt"}]}`)
+	answer := []byte(`{"model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"the answer"}}]}`)
+	for _, content := range []bool{false, true} {
+		tr, exp := recording(content)
+		_, span := tr.Attempt(context.Background(), completion.AttemptStart{Model: "openai/m", Wire: "openai", Body: body})
+		span.End(completion.AttemptEnd{Line: chain.Attempt{Model: "openai/m", Status: chain.Served}, Output: answer,
+			Usage: &provider.Usage{PromptTokens: 3, CompletionTokens: 2}})
+		spans := exp.GetSpans()
+		if len(spans) != 1 {
+			t.Fatalf("%d spans, want 1", len(spans))
+		}
+		a := attrMap(spans[0].Attributes)
+		in, out := a[AttrInput].AsString(), a[AttrOutput].AsString()
+		if content && (in != `[{"role":"user","content":"my secret prompt"}]` || out != `[{"role":"assistant","content":"the answer"}]`) {
+			t.Errorf("content on: input %q, output %q; want the messages and the answer's", in, out)
+		}
+		if !content && (in != "" || out != "") {
+			t.Errorf("content off: input %q, output %q recorded", in, out)
+		}
+	}
+}
+
+// error.type names what ended an attempt: its failover reason, or what broke a served stream.
+func TestErrorType(t *testing.T) {
+	for _, tc := range []struct {
+		end  completion.AttemptEnd
+		want string
+	}{
+		{completion.AttemptEnd{Line: chain.Attempt{Status: chain.Failed, Reason: chain.RateLimit}}, "rate_limit"},
+		{completion.AttemptEnd{Line: chain.Attempt{Status: chain.Served}}, ""},
+		{completion.AttemptEnd{Line: chain.Attempt{Status: chain.Served}, Err: &completion.Interruption{Code: "stream_stalled"}}, "stream_stalled"},
+		{completion.AttemptEnd{Line: chain.Attempt{Status: chain.Served}, Err: chain.ErrCanceled}, "canceled"},
+		{completion.AttemptEnd{Line: chain.Attempt{Status: chain.Served}, Err: errors.New("eof")}, "stream_interrupted"},
+	} {
+		if got := errorType(tc.end); got != tc.want {
+			t.Errorf("errorType(%+v) = %q, want %q", tc.end, got, tc.want)
+		}
+	}
+}
