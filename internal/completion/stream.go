@@ -61,7 +61,7 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 		c.finish(ctx, Outcome{Report: res.Report, Err: err})
 		return nil, res.Report, err
 	}
-	c.served()
+	c.served(res.Served)
 	st := res.Value
 	st.Served, st.release, st.call, st.report, st.parent = res.Served, res.Release, c, res.Report, ctx
 	if c.Plan.OnInterrupt == chain.InterruptResume {
