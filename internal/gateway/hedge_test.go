@@ -215,3 +215,41 @@ func TestHedgeAfterOutOfRangeIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A hedge holds its own quota before it starts: a user who can pay for one attempt only is not
+// hedged — the chain waits for the slow model, and the report says why — while one who can pay
+// for both is, and the cancelled attempt costs no points (points count answers).
+func TestAHedgeNeedsItsQuota(t *testing.T) {
+	g := newLocalGateway(t, "")
+	body := `{"models":["fake/slow-first-token","fake/ok"],"redundancy":{"hedge_after_ms":100},"messages":[{"role":"user","content":"hi"}]}`
+	for _, tc := range []struct {
+		points     int
+		report     string
+		calledOK   bool
+		pointsUsed int64
+	}{
+		{1, "fake/slow-first-token:served::quota", false, 1},
+		{2, "fake/slow-first-token:cancelled:hedge_lost: fake/ok:served::", true, 1},
+	} {
+		user := "hedger-" + strconv.Itoa(tc.points)
+		key := g.newKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
+		if status, _, b := g.call(t, "PUT", "/admin/users/"+user, g.admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
+			t.Fatalf("setting the user: %d %s", status, b.Raw)
+		}
+		okCalls := g.up.fake.Calls("ok")
+		status, _, b := g.call(t, "POST", "/v1/chat/completions", key, body)
+		var got []string
+		for _, a := range b.Get("secureai.failover.attempts").Array() {
+			got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
+		}
+		if status != 200 || strings.Join(got, " ") != tc.report {
+			t.Errorf("%d points: %d report %q, want %q\n%s", tc.points, status, strings.Join(got, " "), tc.report, b.Raw)
+		}
+		if called := g.up.fake.Calls("ok") > okCalls; called != tc.calledOK {
+			t.Errorf("%d points: the hedge model called: %v, want %v", tc.points, called, tc.calledOK)
+		}
+		if _, _, usage := g.call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != tc.pointsUsed {
+			t.Errorf("%d points: used %d, want %d: %s", tc.points, usage.Get("points.used").Int(), tc.pointsUsed, usage.Raw)
+		}
+	}
+}
