@@ -24,6 +24,7 @@ type flight struct {
 	actx    context.Context
 	cancel  context.CancelCauseFunc
 	traced  func(Attempt)
+	hedge   bool   // it started beside another attempt
 	settled bool   // hedge_after_ms has been acted on for it (a hedge started, or could not)
 	skipped Reason // why no hedge started beside it; "" when one did or none was due
 }
@@ -49,6 +50,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 		held      = -1        // a target chosen for a hedge that could not start: the next to run
 		minWindow = -1        // after a context-length refusal: only larger windows
 		pending   *Transition // a failover announced once the next model is known
+		failLine  = -1        // the report line of pending's failed attempt
 		stop      func() error
 	)
 	timer := time.NewTimer(time.Hour)
@@ -73,9 +75,9 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			if pending != nil {
 				r.announce(ctx, pending, r.p.Targets[i].Model)
-				pending = nil
+				pending, failLine = nil, -1
 			}
-			f, err := r.launch(ctx, r.p.Targets[i], done)
+			f, err := r.launch(ctx, r.p.Targets[i], false, done)
 			if err != nil {
 				return r.res, err
 			}
@@ -105,7 +107,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			r.res.Report.Occurred = true
 			r.announce(ctx, &Transition{Failed: cur.t.Model, Reason: HedgeAfter, Latency: time.Since(cur.start)}, t.Model)
-			f, err := r.launch(ctx, t, done)
+			f, err := r.launch(ctx, t, true, done)
 			if err != nil {
 				// No time is left for a second attempt: the running one goes on alone.
 				continue
@@ -151,9 +153,13 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			default:
 				r.res.Report.Occurred = true
 				if reason == ContextLength {
-					minWindow = l.f.t.ContextWindow
+					minWindow = max(minWindow, l.f.t.ContextWindow)
 				}
-				pending = &Transition{Failed: l.f.t.Model, Reason: reason, Latency: l.latency}
+				if l.f.line > failLine {
+					// The next model follows the later-started of two failed attempts, as the
+					// report's order tells it (metrics derive failovers from the report).
+					pending, failLine = &Transition{Failed: l.f.t.Model, Reason: reason, Latency: l.latency}, l.f.line
+				}
 			}
 		}
 	}
@@ -183,7 +189,7 @@ func (r *runner[T]) announce(ctx context.Context, t *Transition, next string) {
 }
 
 // launch starts an attempt of t in its own goroutine, under the same bound as one run alone.
-func (r *runner[T]) launch(ctx context.Context, t Target, done chan<- landing[T]) (*flight, error) {
+func (r *runner[T]) launch(ctx context.Context, t Target, hedge bool, done chan<- landing[T]) (*flight, error) {
 	if callerGone(ctx) {
 		return nil, ErrCanceled
 	}
@@ -191,8 +197,8 @@ func (r *runner[T]) launch(ctx context.Context, t Target, done chan<- landing[T]
 	if left <= 0 {
 		return nil, r.exhausted(DeadlineReached)
 	}
-	f := &flight{t: t, line: len(r.res.Report.Attempts), start: time.Now(), traced: func(Attempt) {}}
-	r.line(Attempt{Model: t.Model}) // filled in when it lands
+	f := &flight{t: t, hedge: hedge, line: len(r.res.Report.Attempts), start: time.Now(), traced: func(Attempt) {}}
+	r.line(Attempt{Model: t.Model, Hedge: hedge}) // filled in when it lands
 	var tctx context.Context
 	f.actx, f.cancel = context.WithCancelCause(ctx)
 	tctx = f.actx
@@ -210,7 +216,7 @@ func (r *runner[T]) launch(ctx context.Context, t Target, done chan<- landing[T]
 
 // end fills in a landed attempt's report line and tells its trace.
 func (r *runner[T]) end(l landing[T], a Attempt) {
-	a.Model, a.LatencyMS, a.HedgeSkipped = l.f.t.Model, l.latency.Milliseconds(), l.f.skipped
+	a.Model, a.LatencyMS, a.Hedge, a.HedgeSkipped = l.f.t.Model, l.latency.Milliseconds(), l.f.hedge, l.f.skipped
 	r.res.Report.Attempts[l.f.line] = a
 	l.f.traced(a)
 }

@@ -41,6 +41,12 @@ func cancelled(m string) chain.Attempt {
 	return chain.Attempt{Model: m, Status: chain.Cancelled, Reason: chain.HedgeLost}
 }
 
+// hedged is the line of an attempt started as a hedge.
+func hedged(a chain.Attempt) chain.Attempt {
+	a.Hedge = true
+	return a
+}
+
 func TestHedge_SlowPrimaryStillWinsWhenFirst(t *testing.T) {
 	// The primary answers at 600 ms; the hedge starts at 300 ms and would answer 900 ms later.
 	f := newFake(map[string]behavior{"a": after(600*time.Millisecond, "from a"), "b": after(900*time.Millisecond, "from b")})
@@ -51,7 +57,7 @@ func TestHedge_SlowPrimaryStillWinsWhenFirst(t *testing.T) {
 	if res.Served != "a" || res.Value != "from a" {
 		t.Fatalf("served %s (%q), want a", res.Served, res.Value)
 	}
-	if got, want := attempts(res.Report), []chain.Attempt{served("a"), cancelled("b")}; !reflect.DeepEqual(got, want) {
+	if got, want := attempts(res.Report), []chain.Attempt{served("a"), hedged(cancelled("b"))}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("report = %+v, want %+v", got, want)
 	}
 	if !res.Report.Occurred {
@@ -78,7 +84,7 @@ func TestHedge_HangingPrimaryLosesToHedge(t *testing.T) {
 		t.Fatalf("served %s, want b", res.Served)
 	}
 	// Lines in start order: the primary is cancelled, the third model never started.
-	if got, want := attempts(res.Report), []chain.Attempt{cancelled("a"), served("b")}; !reflect.DeepEqual(got, want) {
+	if got, want := attempts(res.Report), []chain.Attempt{cancelled("a"), hedged(served("b"))}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("report = %+v, want %+v", got, want)
 	}
 	if took := time.Since(start); took < 300*time.Millisecond || took > 5*time.Second {
@@ -101,7 +107,7 @@ func TestHedge_FailureOfOneLetsTheOtherRun(t *testing.T) {
 	if res.Served != "a" {
 		t.Fatalf("served %s, want a", res.Served)
 	}
-	if got, want := attempts(res.Report), []chain.Attempt{served("a"), failed("b", chain.ServerError)}; !reflect.DeepEqual(got, want) {
+	if got, want := attempts(res.Report), []chain.Attempt{served("a"), hedged(failed("b", chain.ServerError))}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("report = %+v, want %+v", got, want)
 	}
 }
@@ -116,13 +122,14 @@ func TestHedge_BothFailChainMovesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []chain.Attempt{failed("a", chain.ServerError), failed("b", chain.RateLimit), served("c")}
+	want := []chain.Attempt{failed("a", chain.ServerError), hedged(failed("b", chain.RateLimit)), served("c")}
 	if got := attempts(res.Report); res.Served != "c" || !reflect.DeepEqual(got, want) {
 		t.Fatalf("served %s, report = %+v, want c and %+v", res.Served, got, want)
 	}
 	tr := f.Transitions()
-	if len(tr) != 2 || tr[0].Reason != chain.HedgeAfter || tr[1].Next != "c" {
-		t.Fatalf("transitions = %+v, want a hedge then a failover to c", tr)
+	// b started later, so c follows b (as the report's order tells), though a failed last.
+	if len(tr) != 2 || tr[0].Reason != chain.HedgeAfter || tr[1].Failed != "b" || tr[1].Reason != chain.RateLimit || tr[1].Next != "c" {
+		t.Fatalf("transitions = %+v, want a hedge then a failover b → c", tr)
 	}
 }
 
@@ -145,7 +152,7 @@ func TestHedge_FirstTokenTimeoutKeepsItsMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := attempts(res.Report), []chain.Attempt{failed("a", chain.Timeout), served("b")}; !reflect.DeepEqual(got, want) {
+	if got, want := attempts(res.Report), []chain.Attempt{failed("a", chain.Timeout), hedged(served("b"))}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("report = %+v, want %+v", got, want)
 	}
 }
@@ -206,7 +213,7 @@ func TestHedge_FinalErrorLetsTheOtherServe(t *testing.T) {
 	if err != nil || res.Served != "a" {
 		t.Fatalf("served %q, err %v; want a", res.Served, err)
 	}
-	if got, want := attempts(res.Report), []chain.Attempt{served("a"), failed("b", chain.Rejected)}; !reflect.DeepEqual(got, want) {
+	if got, want := attempts(res.Report), []chain.Attempt{served("a"), hedged(failed("b", chain.Rejected))}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("report = %+v, want %+v", got, want)
 	}
 }

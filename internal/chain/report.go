@@ -54,6 +54,9 @@ type Attempt struct {
 	// CharsDelivered, on a resumed stream's line, is how much text the caller had received when
 	// the interrupted model broke off.
 	CharsDelivered int `json:"chars_delivered,omitempty"`
+	// Hedge marks an attempt started beside the one before it in the report, when that one had
+	// not answered after hedge_after_ms, rather than after it failed.
+	Hedge bool `json:"hedge,omitempty"`
 	// HedgeSkipped says why no hedge started beside this attempt when hedge_after_ms passed.
 	HedgeSkipped Reason `json:"hedge_skipped,omitempty"`
 }

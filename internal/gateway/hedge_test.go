@@ -135,7 +135,7 @@ func TestHedgedAttemptsThroughBothSurfaces(t *testing.T) {
 				if !stream {
 					a := gjson.GetBytes(b, s.report+".attempts").Array()
 					if len(a) != 2 || a[0].Get("status").String() != "served" || a[1].Get("status").String() != "cancelled" ||
-						a[1].Get("reason").String() != "hedge_lost" || !a[1].Get("latency_ms").Exists() {
+						a[1].Get("reason").String() != "hedge_lost" || !a[1].Get("hedge").Bool() || !a[1].Get("latency_ms").Exists() {
 						t.Errorf("the response's report: %s", b)
 					}
 				}

@@ -123,20 +123,26 @@ func Summarize(o *completion.Outcome, r *Request) {
 
 // Transitions calls yield with each failover of the request, in order, as the chain announced
 // them (completion.Observer.FailedOver): a model given up after its failed attempts (and retries),
-// to the next model attempted, passing over skipped ones. A resumed stream is not a failover.
+// to the next model attempted, passing over skipped ones; and each hedge (hedge_after_ms), the
+// attempt before it to the model started beside it, with reason hedge_after. A resumed stream is
+// not a failover.
 func (r *Request) Transitions(yield func(chain.Transition) bool) {
-	var failed *chain.Attempt // the last attempt made, when it failed
+	var failed, last *chain.Attempt // the last attempt made, and it again when it failed
 	for i := range r.Lines {
 		a := &r.Lines[i]
 		switch {
 		case a.Status == chain.Skipped || a.Status == chain.Resumed:
 			continue
+		case a.Hedge && last != nil:
+			if !yield(chain.Transition{Failed: last.Model, Reason: chain.HedgeAfter, Next: a.Model}) {
+				return
+			}
 		case a.Retry == 0 && failed != nil:
 			if !yield(chain.Transition{Failed: failed.Model, Reason: failed.Reason, Next: a.Model}) {
 				return
 			}
 		}
-		failed = nil
+		failed, last = nil, a
 		if a.Status == chain.Failed {
 			failed = a
 		}
