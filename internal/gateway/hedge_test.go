@@ -253,3 +253,28 @@ func TestAHedgeNeedsItsQuota(t *testing.T) {
 		}
 	}
 }
+
+// A key's failoverDefaults may hedge: an admin sets hedge_after_ms (clamped into its range), and a
+// request naming the first default model is hedged with the next.
+func TestAKeysDefaultsHedge(t *testing.T) {
+	g := newLocalGateway(t, "")
+	key := g.newKey(t, `{"name":"hedged","failoverDefaults":{"models":["fake/hang","fake/ok"],"hedge_after_ms":1}}`)
+	status, _, b := g.call(t, "POST", "/v1/chat/completions", key, `{"model":"fake/hang","messages":[{"role":"user","content":"hi"}]}`)
+	a := b.Get("secureai.failover.attempts").Array()
+	if status != 200 || len(a) != 2 || a[0].Get("reason").String() != "hedge_lost" || a[1].Get("status").String() != "served" || !a[1].Get("hedge").Bool() {
+		t.Fatalf("%d %s", status, b.Raw)
+	}
+	_, _, listed := g.call(t, "GET", "/admin/api-keys", g.admin, "")
+	found := false
+	for _, k := range listed.Get("apiKeys").Array() {
+		if k.Get("name").String() == "hedged" {
+			found = true
+			if got := k.Get("failoverDefaults.hedge_after_ms"); got.Int() != chain.MinHedgeAfterMS {
+				t.Errorf("hedge_after_ms stored as %s, want it clamped to %d", got.Raw, chain.MinHedgeAfterMS)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the key is not listed: %s", listed.Raw)
+	}
+}
