@@ -35,8 +35,8 @@ type Instrument struct {
 // The instruments. The Prometheus names are secureai_<Name>; counters end in _total.
 var (
 	Requests      = Instrument{"requests_total", "Completions by surface and outcome (ok or the error kind).", []string{"surface", "outcome"}, "Requests", "Count"}
-	Failovers     = Instrument{"failovers_total", "Failover transitions by the model given up, the model tried next and why.", []string{"from_model", "to_model", "reason"}, "Failovers", "Count"}
-	Attempts      = Instrument{"attempts_total", "Attempts by model, provider and status (served, failed, skipped, resumed).", []string{"model", "provider", "status"}, "Attempts", "Count"}
+	Failovers     = Instrument{"failovers_total", "Failover transitions by the model given up (or, reason hedge_after, hedged), the model tried next and why.", []string{"from_model", "to_model", "reason"}, "Failovers", "Count"}
+	Attempts      = Instrument{"attempts_total", "Attempts by model, provider and status (served, failed, skipped, resumed, cancelled).", []string{"model", "provider", "status"}, "Attempts", "Count"}
 	AttemptTime   = Instrument{"attempt_duration_seconds", "Attempt latency by model; a streamed attempt's runs to its first content token.", []string{"model"}, "Latency", "Milliseconds"}
 	FirstToken    = Instrument{"time_to_first_token_seconds", "Time to the first content token of a streamed request's serving attempt, by model.", []string{"model"}, "TimeToFirstToken", "Milliseconds"}
 	Tokens        = Instrument{"tokens_total", "Tokens by the model that produced them and direction (input, output).", []string{"model", "direction"}, "", ""}
