@@ -26,9 +26,10 @@ lint: test-tools
 	$(STATICCHECK) ./...
 	$(OPENAPI_LINT) docs/openapi.yaml
 
-bench: test-tools ## measure the gateway as make run runs it against a direct call, then the Lambda path under the emulator (-micro: in-process) — not part of the tests
+bench: test-tools ## measure the gateway as make run runs it against a direct call, then the Lambda path under the emulator (-micro: in-process), then hedging against a heavy-tailed provider — not part of the tests
 	go run ./cmd/bench
 	go run ./cmd/bench -cloud
+	go run ./cmd/bench -hedge
 
 clean: ## remove build output and the local store
 	rm -rf build .aws-sam .secureai

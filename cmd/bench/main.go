@@ -23,6 +23,12 @@
 // upstream attempt and after the provider answered, the calls per request by operation, and a
 // verdict against issue 17's targets. Quick run: go run ./cmd/bench -cloud
 //
+// With -hedge it runs the hedging benchmark instead (issue 23): a fake provider whose time to
+// first token is heavy-tailed (-hedge-fast for most requests, -hedge-slow for -hedge-share of
+// them), -hedge-n streamed requests through the in-process gateway with no failover, with
+// sequential failover after a first-token timeout, and hedged; it reports p50/p99 time to first
+// token and attempts per request. Quick run: go run ./cmd/bench -hedge
+//
 // Last (unless -bodies is empty) it runs the local server as its own process under 100
 // concurrent 7 MB requests and reports its peak resident memory. Run it with make bench;
 // docs/benchmarks.md records its figures.
@@ -84,7 +90,32 @@ Flags:
 	cloudWarm := flag.Int("cloud-n", 40, "-cloud: measured warm invocations per delay and mode")
 	cloudCold := flag.Int("cloud-cold", 3, "-cloud: cold samples (a fresh emulator each) per delay and mode")
 	cloudFailover := flag.Bool("cloud-failover", true, "-cloud: also measure a failover chain (first model's upstream answers 500)")
+	hedge := flag.Bool("hedge", false, "run the hedging benchmark (heavy-tailed provider; no failover, sequential, hedged) instead")
+	hedgeN := flag.Int("hedge-n", 1000, "-hedge: streamed requests per mode")
+	hedgeC := flag.Int("hedge-c", 50, "-hedge: concurrent requests")
+	hedgeFast := flag.Duration("hedge-fast", 200*time.Millisecond, "-hedge: the provider's usual time to first token")
+	hedgeSlow := flag.Duration("hedge-slow", 5*time.Second, "-hedge: the provider's slow time to first token")
+	hedgeShare := flag.Float64("hedge-share", 0.10, "-hedge: the share of requests that are slow")
+	hedgeFTT := flag.Duration("hedge-first-token-timeout", 500*time.Millisecond, "-hedge: the sequential mode's first_token_timeout_ms on the first model")
+	hedgeAfter := flag.Duration("hedge-after", 300*time.Millisecond, "-hedge: the hedged mode's hedge_after_ms")
 	flag.Parse()
+
+	if *hedge {
+		printMachine()
+		cfg := latencybench.HedgeConfig{Requests: *hedgeN, Concurrency: *hedgeC, Fast: *hedgeFast, Slow: *hedgeSlow, SlowShare: *hedgeShare,
+			FirstTokenTimeout: *hedgeFTT, HedgeAfter: *hedgeAfter}
+		if cfg.Requests <= 0 || cfg.Concurrency <= 0 {
+			fail(fmt.Errorf("-hedge-n %d, -hedge-c %d: both must be positive", cfg.Requests, cfg.Concurrency))
+		}
+		fmt.Printf("Hedging benchmark: %d streamed requests per mode at concurrency %d; first token after %s, or %s for %.0f%% of requests\n",
+			cfg.Requests, cfg.Concurrency, cfg.Fast, cfg.Slow, 100*cfg.SlowShare)
+		rows, err := latencybench.RunHedge(context.Background(), cfg, os.Stdout)
+		if err != nil {
+			fail(err)
+		}
+		latencybench.ReportHedge(os.Stdout, cfg, rows)
+		return
+	}
 
 	if *cloud {
 		printMachine()

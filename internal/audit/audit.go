@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
 )
@@ -72,6 +73,10 @@ func FromEvent(e event.Event) Entry {
 	en := Entry{ID: e.ID, Timestamp: e.Created.UTC(), Type: e.Type, User: User{ID: sub.UserID},
 		Metadata: Metadata{Endpoint: common.Endpoint, APIKeyID: sub.APIKeyID, RequestID: sub.RequestID, Data: e.Data}}
 	switch {
+	case e.Type == event.ModelFailover && common.Reason == string(chain.HedgeAfter):
+		// Nothing failed: the model was slow, and the next one started beside it.
+		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "availability", "hedge"
+		en.Description = fmt.Sprintf("Model %s slow to answer; hedging with %s", common.Failed, common.Next)
 	case e.Type == event.ModelFailover:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "availability", "failover"
 		en.Description = fmt.Sprintf("Model %s failed (%s); failing over to %s", common.Failed, common.Reason, common.Next)

@@ -30,6 +30,8 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 		{event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "critical", "security", "blocked", "Circuit breaker opened for key k1 (admin)"},
 		{event.BreakerEvent(false, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "info", "security", "success", "Circuit breaker closed for key k1 (admin)"},
 		{admin, "info", "change_management", "success", "Admin delete of webhook wh_1"},
+		{event.ModelFailoverEvent(event.Failover{FailedModel: "openai/a", Reason: "hedge_after", NextModel: "google/b", Subject: sub}, now),
+			"info", "availability", "hedge", "Model openai/a slow to answer; hedging with google/b"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.ev.Type), func(t *testing.T) {

@@ -267,3 +267,36 @@ func TestQuoteHoldsNothing(t *testing.T) {
 		t.Errorf("a quote held %d points", got)
 	}
 }
+
+// An attempt cancelled because the hedge beside it served (SPEC 3.5a) is billed for what it
+// produced: in dollars, the prompt it was sent; in points, nothing — it gave no answer.
+func TestACancelledHedgeIsBilledForItsPrompt(t *testing.T) {
+	ctx := context.Background()
+	t.Run("dollars", func(t *testing.T) {
+		b := newBiller(t, user(0, true, 10))
+		r, err := b.Reserve(ctx, dollarKey, []*catalog.Model{cheap}, billing.Estimate{InputTokens: 1000, MaxOutputTokens: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bill, err := r.SettleCancelled(ctx, dear)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(1000 * 3); bill.Micros != want || stored(t, b).SpendMicros != want || !bill.Estimated || bill.Model != dear.Name {
+			t.Errorf("bill %+v (stored %d µ$), want the prompt at dear's input price, %d µ$, estimated", bill, stored(t, b).SpendMicros, want)
+		}
+	})
+	t.Run("points", func(t *testing.T) {
+		b := newBiller(t, user(100, false, 0))
+		r, err := b.Reserve(ctx, pointsKey, []*catalog.Model{dear}, billing.Estimate{InputTokens: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bill, err := r.SettleCancelled(ctx, dear); err != nil || bill.Points != 0 || stored(t, b).PointsUsed != 0 {
+			t.Errorf("bill %+v (%v), stored %d points; want nothing", bill, err, stored(t, b).PointsUsed)
+		}
+		if err := r.Release(ctx); !errors.Is(err, billing.ErrClosed) {
+			t.Errorf("Release after SettleCancelled = %v, want ErrClosed", err)
+		}
+	})
+}

@@ -338,6 +338,23 @@ func (r *Reservation) Bill(served *catalog.Model, usage *Usage) Bill {
 	return bill
 }
 
+// SettleCancelled bills an attempt cancelled before it produced anything for the caller (a hedge
+// that lost its race, SPEC 3.5a): by usage, the prompt it was sent (its estimated tokens, since the
+// provider reports none for a closed connection) at m's input price and no output; in points,
+// nothing, since points count answers and it gave none. The rest of the hold is released.
+func (r *Reservation) SettleCancelled(ctx context.Context, m *catalog.Model) (Bill, error) {
+	bill := Bill{UserID: r.UserID, Mode: r.Mode, BillingFallback: r.BillingFallback, Model: m.Name, Estimated: true}
+	if r.Mode == apikey.UsageByModel {
+		bill.Micros = CostMicros(m, Usage{InputTokens: r.estimate.InputTokens})
+	}
+	return bill, r.Close(ctx, bill, r.biller.Store.Charge)
+}
+
+// Release gives back everything the reservation holds.
+func (r *Reservation) Release(ctx context.Context) error {
+	return r.Close(ctx, Bill{}, r.biller.Store.Charge)
+}
+
 // Close turns what the reservation holds into bill's points and micros (a zero Bill releases it),
 // once, through charge: the Store's Charge, or a write that stores more with it in one atomic
 // step (internal/ledger stores the receipt so). If the period renewed while the request ran — the

@@ -17,6 +17,7 @@ type Defaults struct {
 	Retry         *RetryOptions `json:"retry,omitempty"`
 	OnInterrupt   Interrupt     `json:"on_interrupt,omitempty"`
 	SkipUnhealthy *bool         `json:"skip_unhealthy,omitempty"`
+	HedgeAfterMS  int           `json:"hedge_after_ms,omitempty"`
 }
 
 // Settings are the project-wide values used when neither the request nor the key sets one.
@@ -69,6 +70,12 @@ func NormalizeDefaults(d Defaults) (Defaults, error) {
 		out.OnInterrupt = d.OnInterrupt
 	}
 	out.SkipUnhealthy = d.SkipUnhealthy
+	if d.HedgeAfterMS != 0 {
+		out.HedgeAfterMS = clamp(d.HedgeAfterMS, MinHedgeAfterMS, MaxHedgeAfterMS)
+	}
+	if out.HedgeAfterMS != 0 && out.Retry != nil && out.Retry.Attempts > 0 {
+		return Defaults{}, errHedgeWithRetry("failoverDefaults.hedge_after_ms")
+	}
 	return out, nil
 }
 

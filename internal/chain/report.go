@@ -19,7 +19,22 @@ const (
 	Skipped Status = "skipped"
 	// Resumed is a model that continued a stream another model had begun (on_interrupt: resume).
 	Resumed Status = "resumed"
+	// Cancelled is an attempt the engine stopped itself: the hedge it raced served first
+	// (reason HedgeLost).
+	Cancelled Status = "cancelled"
 )
+
+// HedgeLost is the reason of an attempt cancelled because the attempt running beside it
+// (hedge_after_ms) produced its first content token, or its answer, first.
+const HedgeLost Reason = "hedge_lost"
+
+// HedgeAfter is the reason of a transition that starts the next model beside a slow attempt
+// instead of after a failed one (hedge_after_ms).
+const HedgeAfter Reason = "hedge_after"
+
+// HedgeUnaffordable is why an attempt ran unhedged past hedge_after_ms: the key could not
+// reserve the hedge's quota, so the chain waited for the attempt as without hedging.
+const HedgeUnaffordable Reason = "quota"
 
 // Unhealthy is the reason recorded for a model skipped while it cools down (skip_unhealthy).
 const Unhealthy Reason = "unhealthy"
@@ -39,6 +54,11 @@ type Attempt struct {
 	// CharsDelivered, on a resumed stream's line, is how much text the caller had received when
 	// the interrupted model broke off.
 	CharsDelivered int `json:"chars_delivered,omitempty"`
+	// Hedge marks an attempt started beside the one before it in the report, when that one had
+	// not answered after hedge_after_ms, rather than after it failed.
+	Hedge bool `json:"hedge,omitempty"`
+	// HedgeSkipped says why no hedge started beside this attempt when hedge_after_ms passed.
+	HedgeSkipped Reason `json:"hedge_skipped,omitempty"`
 }
 
 // Report is the failover report of a multi-model chain.

@@ -33,6 +33,9 @@ type Plan struct {
 	Retry         Retry
 	OnInterrupt   Interrupt
 	SkipUnhealthy bool
+	// HedgeAfter, when set, starts the next model beside an attempt that has not answered (or,
+	// streaming, sent its first content token) after this long; 0: attempts run one at a time.
+	HedgeAfter time.Duration
 }
 
 // Models lists the chain's model names in order.
@@ -92,10 +95,15 @@ func Resolve(s Spec, keyDefaults *Defaults, project Settings) (Plan, error) {
 	if keyDefaults != nil {
 		base = overlay(base, keyDefaults.TimeoutMS, keyDefaults.FirstTokenTimeoutMS)
 		p.overlay(keyDefaults.On, keyDefaults.Retry, keyDefaults.OnInterrupt, keyDefaults.SkipUnhealthy)
+		p.hedge(keyDefaults.HedgeAfterMS)
 	}
 	base = overlay(base, s.Redundancy.TimeoutMS, s.Redundancy.FirstTokenTimeoutMS)
 	r := s.Redundancy
 	p.overlay(r.On, r.Retry, r.OnInterrupt, r.SkipUnhealthy)
+	p.hedge(r.HedgeAfterMS)
+	if p.HedgeAfter > 0 && p.Retry.Attempts > 0 {
+		return Plan{}, errHedgeWithRetry("redundancy.hedge_after_ms")
+	}
 	for i, e := range entries {
 		t := overlay(base, e.TimeoutMS, e.FirstTokenTimeoutMS)
 		p.Targets[i] = Target{Model: e.Model, Timeout: t.Timeout, FirstTokenTimeout: t.FirstTokenTimeout}
@@ -117,6 +125,19 @@ func (p *Plan) overlay(on []Reason, retry *RetryOptions, interrupt Interrupt, sk
 	if skip != nil {
 		p.SkipUnhealthy = *skip
 	}
+}
+
+func (p *Plan) hedge(ms int) {
+	if ms > 0 {
+		p.HedgeAfter = time.Duration(ms) * time.Millisecond
+	}
+}
+
+// errHedgeWithRetry refuses a chain that would both retry a model and hedge it: a retry waits for
+// the same model while a hedge has already moved on, and the two together could run a model's
+// retry beside its own earlier attempt.
+func errHedgeWithRetry(field string) error {
+	return &InputError{Field: field, Message: "cannot be combined with retry (set one of them)"}
 }
 
 func overlay(s Settings, timeoutMS, firstTokenMS int) Settings {

@@ -18,9 +18,14 @@ type Engine struct {
 	Trace func(ctx context.Context, model string) (context.Context, func(Attempt))
 	// Health tracks failing models for skip_unhealthy; nil: nothing is tracked or skipped.
 	Health *Health
+	// Hedge, when set, is asked before a hedge starts (hedge_after_ms) whether next may run
+	// beside running — the place to reserve the hedge's quota; false: no hedge, the chain waits
+	// for running. nil: every hedge may start.
+	Hedge func(ctx context.Context, running, next Target) bool
 }
 
-// Transition is one failover: Failed gave up with Reason after Latency; Next is tried now.
+// Transition is one failover: Failed gave up with Reason after Latency; Next is tried now. With
+// Reason HedgeAfter, Failed has not failed: it is still running, and Next starts beside it.
 type Transition struct {
 	Failed  string
 	Reason  Reason
@@ -84,6 +89,9 @@ func (r *runner[T]) exhausted(c StopCause) error {
 func (r *runner[T]) line(a Attempt) { r.res.Report.Attempts = append(r.res.Report.Attempts, a) }
 
 func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
+	if r.p.HedgeAfter > 0 {
+		return r.hedged(ctx) // hedge.go; without hedging, attempts run one at a time below
+	}
 	var pending *Transition // a failover announced once the next model is known
 	minWindow := -1         // after a context-length refusal: only larger windows
 	for i, t := range r.p.Targets {
@@ -141,15 +149,9 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 		if left <= 0 {
 			return "", 0, r.exhausted(DeadlineReached)
 		}
-		limit := t.Timeout
-		if r.streaming {
-			limit = min(limit, t.FirstTokenTimeout)
-		}
-		limit = min(limit, left)
-
 		start := time.Now()
 		actx, cancel := context.WithCancelCause(ctx)
-		timer := time.AfterFunc(limit, func() { cancel(errAttemptTimeout) })
+		timer := time.AfterFunc(r.limit(t, left), func() { cancel(errAttemptTimeout) })
 		tctx, traced := actx, func(Attempt) {}
 		if r.e.Trace != nil {
 			tctx, traced = r.e.Trace(actx, t.Model)
@@ -212,6 +214,16 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 		}
 		return reason, latency, nil
 	}
+}
+
+// limit bounds an attempt of t: its timeout, or streaming its first-token timeout when shorter,
+// cut to what is left of the deadline.
+func (r *runner[T]) limit(t Target, left time.Duration) time.Duration {
+	limit := t.Timeout
+	if r.streaming {
+		limit = min(limit, t.FirstTokenTimeout)
+	}
+	return min(limit, left)
 }
 
 func (r *runner[T]) health(model string, ok bool, reason Reason) {

@@ -25,6 +25,7 @@ type Options struct {
 	Retry               *RetryOptions
 	OnInterrupt         Interrupt
 	SkipUnhealthy       *bool
+	HedgeAfterMS        int
 }
 
 // Spec is what a request says about its chain, before resolution.
@@ -42,6 +43,8 @@ const (
 	MinFirstTokenTimeoutMS = 500
 	MaxFirstTokenTimeoutMS = 60000
 	MaxModels              = 3
+	MinHedgeAfterMS        = 100
+	MaxHedgeAfterMS        = 60000
 )
 
 // ParseSpec reads the chain fields (model, models, fallback_models, redundancy) of a request body.
@@ -134,7 +137,7 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 
 func parseOptions(v gjson.Result) (Options, error) {
 	if !v.IsObject() {
-		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy}"}
+		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy, hedge_after_ms}"}
 	}
 	var o Options
 	err := forEachField(v, "redundancy", func(k, val gjson.Result) (err error) {
@@ -151,8 +154,10 @@ func parseOptions(v gjson.Result) (Options, error) {
 			o.OnInterrupt, err = parseInterrupt("redundancy.on_interrupt", val)
 		case "skip_unhealthy":
 			o.SkipUnhealthy, err = parseBool("redundancy.skip_unhealthy", val)
+		case "hedge_after_ms":
+			o.HedgeAfterMS, err = parseMS("redundancy.hedge_after_ms", val, MinHedgeAfterMS, MaxHedgeAfterMS)
 		default:
-			err = &InputError{Field: "redundancy." + k.Str, Message: "unknown field (allowed: timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy)"}
+			err = &InputError{Field: "redundancy." + k.Str, Message: "unknown field (allowed: timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy, hedge_after_ms)"}
 		}
 		return err
 	})

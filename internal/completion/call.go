@@ -41,8 +41,10 @@ type Call struct {
 	models        []*catalog.Model // the chain's catalog entries, in order
 	verdicts      []policy.Verdict
 	reservation   *billing.Reservation
-	attempts      []attemptRecord // one per attempt sent, in order
-	servedAttempt int             // index into attempts of the one that served; -1: none yet
+	hedgeHolds    []*billing.Reservation // the quota held for each hedge started (hedge_after_ms)
+	mu            sync.Mutex             // guards attempts: a hedge sends beside the running attempt
+	attempts      []attemptRecord        // one per attempt sent, in start order
+	servedAttempt int                    // index into attempts of the one that served; -1: none yet
 
 	trace *callTrace // nil unless the service has a Tracer (trace.go)
 }
@@ -111,8 +113,10 @@ type Outcome struct {
 	// ReceiptErr are failures to bill or to keep the receipt, after the answer was served.
 	Bill        *billing.Bill
 	ResumedBill *billing.Bill // what the resumed model's part cost
-	BillingErr  error
-	ReceiptErr  error
+	// Cancelled is what each attempt cancelled by a hedge cost (hedge_after_ms), in report order.
+	Cancelled  []billing.Bill
+	BillingErr error
+	ReceiptErr error
 	// Err is why the request did not end whole: a refusal, an exhausted chain, an interrupted
 	// stream, or chain.ErrCanceled when the caller went away. nil for a whole answer.
 	Err  error
@@ -185,6 +189,9 @@ func (c *Call) engine() chain.Engine {
 			}
 			obs.FailedOver(ctx, Failover{RequestID: c.requestID, Key: c.key, Transition: t})
 		}
+	}
+	if c.Plan.HedgeAfter > 0 {
+		e.Hedge = c.hedge
 	}
 	return e
 }

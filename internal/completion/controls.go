@@ -135,12 +135,15 @@ func (c *Call) BundleID() string {
 	return c.attempts[c.servedAttempt].jti
 }
 
-// govern re-runs, before attempt n on route, the checks of a governed call — the key is still
+// govern re-runs, before an attempt on route, the checks of a governed call — the key is still
 // usable, its breaker closed, the policy allows this model — and returns the hook that mints the
 // attempt's token from the exact bytes sent. A refusal here is a deliberate block: final, never
 // a failover.
-func (c *Call) govern(ctx context.Context, n int, t chain.Target, route catalog.Route) (provider.SendHook, error) {
+func (c *Call) govern(ctx context.Context, t chain.Target, route catalog.Route) (provider.SendHook, error) {
 	ctl := &c.svc.Controls
+	c.mu.Lock()
+	n := len(c.attempts)
+	c.mu.Unlock()
 	if n > 0 && ctl.Keys != nil {
 		k, err := ctl.Keys.KeyByHash(ctx, c.key.Hash)
 		if err != nil || !k.Usable(time.Now()) {
@@ -155,18 +158,22 @@ func (c *Call) govern(ctx context.Context, n int, t chain.Target, route catalog.
 	if err := c.Policy.Evaluate(route.Model).Err(); err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
 	c.attempts = append(c.attempts, attemptRecord{model: t.Model})
+	i := len(c.attempts) - 1
+	c.mu.Unlock()
 	if ctl.Tokens == nil {
 		return nil, nil
 	}
-	i := len(c.attempts) - 1
 	return func(_ context.Context, body []byte) (http.Header, error) {
 		tok, err := ctl.Tokens.Mint(entitlement.Attempt{KeyID: c.key.ID, Model: t.Model, Provider: route.Model.Provider,
 			PolicyHash: c.Policy.Hash, Body: body, Unsent: !route.Entitled})
 		if err != nil {
 			return nil, err
 		}
+		c.mu.Lock()
 		c.attempts[i].jti, c.attempts[i].bodySHA256 = tok.ID, tok.BodySHA256
+		c.mu.Unlock()
 		if !route.Entitled {
 			return nil, nil
 		}
@@ -200,11 +207,47 @@ func (c *Call) settle(ctx context.Context, o *Outcome) {
 			}
 		}
 	}
+	c.settleHedges(ctx, o)
 	if o.Resumed != "" && ctl.Billing != nil {
 		// The model that continued a broken stream is billed for what it produced, apart.
 		var err error
 		o.ResumedBill, err = c.billResumed(ctx, o)
 		o.BillingErr = errors.Join(o.BillingErr, err)
+	}
+}
+
+// hedge is asked before a hedge starts beside a slow attempt (hedge_after_ms): admission held
+// the chain's dearest cost for the answer, so the hedge holds its own model's cost on top, and a
+// key that cannot pay for both at once is not hedged — the chain waits for the running attempt.
+// Without billing there is nothing to hold.
+func (c *Call) hedge(ctx context.Context, _, next chain.Target) bool {
+	b := c.svc.Controls.Billing
+	if b == nil || c.reservation == nil {
+		return true
+	}
+	r, err := b.Reserve(ctx, c.key, []*catalog.Model{c.models[c.servedIndex(next.Model)]}, c.estimate())
+	if err != nil {
+		return false
+	}
+	c.hedgeHolds = append(c.hedgeHolds, r)
+	return true
+}
+
+// settleHedges settles the hedges' holds: one per attempt cancelled because the attempt beside it
+// served first, billed for what it produced (billing.SettleCancelled); the rest released.
+func (c *Call) settleHedges(ctx context.Context, o *Outcome) {
+	holds := c.hedgeHolds
+	for _, line := range o.Report.Attempts {
+		if line.Status != chain.Cancelled || line.Reason != chain.HedgeLost || len(holds) == 0 {
+			continue
+		}
+		bill, err := holds[0].SettleCancelled(ctx, c.models[c.servedIndex(line.Model)])
+		holds = holds[1:]
+		o.Cancelled = append(o.Cancelled, bill)
+		o.BillingErr = errors.Join(o.BillingErr, err)
+	}
+	for _, h := range holds {
+		o.BillingErr = errors.Join(o.BillingErr, h.Release(ctx))
 	}
 }
 

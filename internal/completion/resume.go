@@ -198,7 +198,7 @@ func (st *Stream) continueOn(t chain.Target, route catalog.Route) (*Stream, cont
 	if err != nil {
 		return nil, nil, err
 	}
-	if req.OnSend, err = c.govern(st.parent, len(c.attempts), t, route); err != nil {
+	if req.OnSend, err = c.govern(st.parent, t, route); err != nil {
 		return nil, nil, err
 	}
 	actx, cancel := context.WithCancelCause(st.parent)

@@ -90,7 +90,7 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 		return nil, res.Report, err
 	}
 	res.Release()
-	c.served()
+	c.served(res.Served)
 	if tr := c.trace; tr != nil {
 		tr.responseModel, tr.output = gjson.GetBytes(res.Value.Body, "model").String(), res.Value.Body
 	}
@@ -98,8 +98,16 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 	return &Completion{Response: res.Value, Served: res.Served}, res.Report, nil
 }
 
-// served marks the last attempt sent as the one that served.
-func (c *Call) served() { c.servedAttempt = len(c.attempts) - 1 }
+// served marks the last attempt sent to model as the one that served: with retries a model is
+// sent more than once, with a hedge another model's attempt may have started after it.
+func (c *Call) served(model string) {
+	for i := len(c.attempts) - 1; i >= 0; i-- {
+		if c.attempts[i].model == model {
+			c.servedAttempt = i
+			return
+		}
+	}
+}
 
 // request builds attempt t's provider request, governed (controls.go).
 func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalog.Route, *provider.Request, error) {
@@ -107,7 +115,7 @@ func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalo
 	if err != nil {
 		return route, nil, err
 	}
-	if req.OnSend, err = c.govern(ctx, len(c.attempts), t, route); err != nil {
+	if req.OnSend, err = c.govern(ctx, t, route); err != nil {
 		return route, nil, err
 	}
 	return route, req, nil

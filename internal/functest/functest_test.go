@@ -53,7 +53,7 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 var (
 	chatKinds     = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
 	chatFunctions = []string{"openai-chat", "classic-chat"}
-	wantedKinds   = map[string][]string{"openai-chat": chatKinds, "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
+	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
 )
@@ -124,7 +124,7 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					// The failover was published to the bus (EventBridge on moto) before the
 					// invocation ended, and nothing else was.
 					got := fx.events.types(t)
-					if want := kind == "failover"; want != slices.Equal(got, []string{"api:model_failover"}) || !want && len(got) != 0 {
+					if want := kind == "failover" || kind == "hedge"; want != slices.Equal(got, []string{"api:model_failover"}) || !want && len(got) != 0 {
 						t.Errorf("events on the bus after %s %s: %v", fn, kind, got)
 					}
 					if t.Failed() {
@@ -541,6 +541,17 @@ func check(t *testing.T, fn, kind string, r response) {
 		expectString(t, v, "demo/ok", "secureai", "served_model")
 		expectString(t, v, "demo/error-500", "secureai", "requested_model")
 		expectFailover(t, lookup(v, "secureai", "failover"))
+	case "openai-chat/hedge":
+		// The slow model is still silent when the hedge starts; demo/ok answers first.
+		v := jsonBody(t, r, http.StatusOK)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		attempts, _ := lookup(v, "secureai", "failover", "attempts").([]any)
+		if len(attempts) != 2 {
+			t.Fatalf("hedge report: %v", lookup(v, "secureai", "failover"))
+		}
+		expectString(t, attempts[0], "cancelled", "status")
+		expectString(t, attempts[0], "hedge_lost", "reason")
+		expectString(t, attempts[1], "served", "status")
 	case "openai-chat/streaming":
 		frames := sseFrames(t, r)
 		if len(frames) == 0 {

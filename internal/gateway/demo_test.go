@@ -62,4 +62,11 @@ func TestDemoShowsTheExtensions(t *testing.T) {
 	if body.Get("secureai.served_model").String() != "demo/ok" || body.Get("secureai.failover.attempts.0.reason").String() != "context_length" {
 		t.Errorf("context_length demo: %s", body.Raw)
 	}
+
+	start := time.Now()
+	body = gjson.Parse(post(`{"models":["demo/slow-first-token","demo/ok"],"redundancy":{"hedge_after_ms":500},"messages":[{"role":"user","content":"hi"}]}`))
+	if body.Get("secureai.served_model").String() != "demo/ok" || body.Get("secureai.failover.attempts.0.status").String() != "cancelled" ||
+		body.Get("secureai.failover.attempts.0.reason").String() != "hedge_lost" || time.Since(start) > 10*time.Second {
+		t.Errorf("hedge demo (%s): %s", time.Since(start), body.Raw)
+	}
 }

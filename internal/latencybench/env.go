@@ -67,10 +67,10 @@ type Options struct {
 	Limits bool
 }
 
-// startUpstream starts the fake upstream alone and returns its base URL.
-func startUpstream() (*Env, string, error) {
+// startUpstream starts the fake upstream h alone and returns its base URL.
+func startUpstream(h http.Handler) (*Env, string, error) {
 	e := &Env{}
-	up, err := e.serve(Upstream{})
+	up, err := e.serve(h)
 	if err != nil {
 		return nil, "", err
 	}
@@ -79,15 +79,25 @@ func startUpstream() (*Env, string, error) {
 }
 
 // Start starts the upstream and the gateway.
-func Start(o Options) (*Env, error) {
-	e, up, err := startUpstream()
+func Start(o Options) (*Env, error) { return start(o, Upstream{}, benchCatalog) }
+
+// start starts upstream and a gateway in front of it with the catalog cat makes of the upstream's
+// base URL.
+func start(o Options, upstream http.Handler, cat func(base string) *catalog.Catalog) (*Env, error) {
+	e, up, err := startUpstream(upstream)
 	if err != nil {
 		return nil, err
 	}
-	cat := benchCatalog(up)
+	if err := e.gateway(o, cat(up)); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Env) gateway(o Options, cat *catalog.Catalog) error {
 	if err := cat.Validate(); err != nil {
 		e.Close()
-		return nil, err
+		return err
 	}
 	e.Secret = apikey.NewSecret()
 	hash, _ := apikey.Hash(e.Secret)
@@ -110,15 +120,15 @@ func Start(o Options) (*Env, error) {
 	})
 	if err != nil {
 		e.Close()
-		return nil, err
+		return err
 	}
 	g, err := e.serve(gw.Mux())
 	if err != nil {
 		e.Close()
-		return nil, err
+		return err
 	}
 	e.GatewayURL = g + "/v1/chat/completions"
-	return e, nil
+	return nil
 }
 
 func (e *Env) serve(h http.Handler) (string, error) {

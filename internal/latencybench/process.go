@@ -103,7 +103,7 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 	}
 	fmt.Fprintf(log, "run directory %s on %s, %s\n", run.Dir, run.FS, keep)
 
-	up, upBase, err := startUpstream()
+	up, upBase, err := startUpstream(Upstream{})
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,8 @@ type Instrument struct {
 // The instruments. The Prometheus names are secureai_<Name>; counters end in _total.
 var (
 	Requests      = Instrument{"requests_total", "Completions by surface and outcome (ok or the error kind).", []string{"surface", "outcome"}, "Requests", "Count"}
-	Failovers     = Instrument{"failovers_total", "Failover transitions by the model given up, the model tried next and why.", []string{"from_model", "to_model", "reason"}, "Failovers", "Count"}
-	Attempts      = Instrument{"attempts_total", "Attempts by model, provider and status (served, failed, skipped, resumed).", []string{"model", "provider", "status"}, "Attempts", "Count"}
+	Failovers     = Instrument{"failovers_total", "Failover transitions by the model given up (or, reason hedge_after, hedged), the model tried next and why.", []string{"from_model", "to_model", "reason"}, "Failovers", "Count"}
+	Attempts      = Instrument{"attempts_total", "Attempts by model, provider and status (served, failed, skipped, resumed, cancelled).", []string{"model", "provider", "status"}, "Attempts", "Count"}
 	AttemptTime   = Instrument{"attempt_duration_seconds", "Attempt latency by model; a streamed attempt's runs to its first content token.", []string{"model"}, "Latency", "Milliseconds"}
 	FirstToken    = Instrument{"time_to_first_token_seconds", "Time to the first content token of a streamed request's serving attempt, by model.", []string{"model"}, "TimeToFirstToken", "Milliseconds"}
 	Tokens        = Instrument{"tokens_total", "Tokens by the model that produced them and direction (input, output).", []string{"model", "direction"}, "", ""}
@@ -123,20 +123,26 @@ func Summarize(o *completion.Outcome, r *Request) {
 
 // Transitions calls yield with each failover of the request, in order, as the chain announced
 // them (completion.Observer.FailedOver): a model given up after its failed attempts (and retries),
-// to the next model attempted, passing over skipped ones. A resumed stream is not a failover.
+// to the next model attempted, passing over skipped ones; and each hedge (hedge_after_ms), the
+// attempt before it to the model started beside it, with reason hedge_after. A resumed stream is
+// not a failover.
 func (r *Request) Transitions(yield func(chain.Transition) bool) {
-	var failed *chain.Attempt // the last attempt made, when it failed
+	var failed, last *chain.Attempt // the last attempt made, and it again when it failed
 	for i := range r.Lines {
 		a := &r.Lines[i]
 		switch {
 		case a.Status == chain.Skipped || a.Status == chain.Resumed:
 			continue
+		case a.Hedge && last != nil:
+			if !yield(chain.Transition{Failed: last.Model, Reason: chain.HedgeAfter, Next: a.Model}) {
+				return
+			}
 		case a.Retry == 0 && failed != nil:
 			if !yield(chain.Transition{Failed: failed.Model, Reason: failed.Reason, Next: a.Model}) {
 				return
 			}
 		}
-		failed = nil
+		failed, last = nil, a
 		if a.Status == chain.Failed {
 			failed = a
 		}

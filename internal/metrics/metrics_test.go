@@ -57,6 +57,25 @@ func TestTransitionsAreTheChainsFailovers(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("transitions %+v, want %+v", got, want)
 	}
+
+	// Hedges: a is hedged by b, both fail, c follows b (the later started) and is hedged by d,
+	// which loses.
+	r = Request{Lines: []chain.Attempt{
+		{Model: "a", Status: chain.Failed, Reason: chain.Timeout},
+		{Model: "b", Status: chain.Failed, Reason: chain.ServerError, Hedge: true},
+		{Model: "c", Status: chain.Served},
+		{Model: "d", Status: chain.Cancelled, Reason: chain.HedgeLost, Hedge: true},
+	}}
+	got = nil
+	r.Transitions(func(t chain.Transition) bool { got = append(got, t); return true })
+	want = []chain.Transition{
+		{Failed: "a", Reason: chain.HedgeAfter, Next: "b"},
+		{Failed: "b", Reason: chain.ServerError, Next: "c"},
+		{Failed: "c", Reason: chain.HedgeAfter, Next: "d"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("hedged transitions %+v, want %+v", got, want)
+	}
 }
 
 func TestPrometheusCountsARequest(t *testing.T) {

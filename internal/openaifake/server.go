@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,18 +27,23 @@ var Models = []string{
 	"no-done", "no-done-hold", "stream-error", "context-length", "content-filter", "continue",
 }
 
+// SlowPrefix names a slow model with its own delay: "slow-first-token-600" answers like
+// "slow-first-token" after 600 ms, so one fake can serve models of different speeds.
+const SlowPrefix = "slow-first-token-"
+
 // Server records the calls it receives. The zero value is not usable; use New.
 type Server struct {
 	// FirstTokenDelay is how long "slow-first-token" waits before its first content token.
 	FirstTokenDelay time.Duration
 
-	mu    sync.Mutex
-	calls map[string]int
+	mu     sync.Mutex
+	calls  map[string]int
+	closed map[string]int
 }
 
 // New returns a server whose slow model waits firstTokenDelay.
 func New(firstTokenDelay time.Duration) *Server {
-	return &Server{FirstTokenDelay: firstTokenDelay, calls: map[string]int{}}
+	return &Server{FirstTokenDelay: firstTokenDelay, calls: map[string]int{}, closed: map[string]int{}}
 }
 
 // Calls returns how many requests model received.
@@ -45,6 +51,14 @@ func (s *Server) Calls(model string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[model]
+}
+
+// Closed returns how many requests to model the caller closed while the fake was still waiting to
+// answer (a slow first token, a hang, a stall): the connection of an abandoned attempt.
+func (s *Server) Closed(model string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed[model]
 }
 
 // ServeHTTP answers POST …/chat/completions.
@@ -60,8 +74,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[model]++
 	s.mu.Unlock()
+	c := call{model: model, kind: model, delay: s.FirstTokenDelay}
+	if ms, ok := strings.CutPrefix(model, SlowPrefix); ok {
+		if n, err := strconv.Atoi(ms); err == nil && n >= 0 {
+			c.kind, c.delay = "slow-first-token", time.Duration(n)*time.Millisecond
+		}
+	}
 
-	switch model {
+	switch c.kind {
 	case "error-500":
 		writeError(w, 500, "server_error", "", "The server had an error while processing your request.")
 	case "error-503":
@@ -78,7 +98,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "reset":
 		abort()
 	case "hang":
-		<-r.Context().Done()
+		s.wait(r, c, -1)
 	case "continue":
 		// Continues an answer it (or another demo model) began: the assistant prefix it is
 		// handed with continue_final_message must be the start of the demo answer.
@@ -89,9 +109,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.streamWords(w, model, includeUsage, strings.SplitAfter(Answer[len(prefix):], " "))
 	case "ok", "tools", "slow-first-token", "cut", "cut-before-token", "stall", "malformed", "malformed-first", "no-done", "no-done-hold", "stream-error":
 		if stream {
-			s.stream(w, r, model, includeUsage)
+			s.stream(w, r, c, includeUsage)
 		} else {
-			s.complete(w, r, model)
+			s.complete(w, r, c)
 		}
 	default:
 		writeError(w, 404, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist.", model))
@@ -123,14 +143,22 @@ func readRequest(r *http.Request) (model string, stream, includeUsage bool, pref
 // abort drops the connection without an answer, as a crashed upstream or reset does.
 func abort() { panic(http.ErrAbortHandler) }
 
-func (s *Server) complete(w http.ResponseWriter, r *http.Request, model string) {
-	switch model {
+// call is one request: the model it named, the behaviour that name chooses, and how long a slow
+// behaviour waits.
+type call struct {
+	model, kind string
+	delay       time.Duration
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, c call) {
+	model := c.model
+	switch c.kind {
 	case "slow-first-token":
-		if !sleep(r, s.FirstTokenDelay) {
+		if !s.wait(r, c, c.delay) {
 			return
 		}
 	case "stall":
-		<-r.Context().Done()
+		s.wait(r, c, -1)
 		return
 	case "cut", "cut-before-token":
 		w.Header().Set("Content-Type", "application/json")
@@ -145,7 +173,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, model string) 
 	}
 	msg := map[string]any{"role": "assistant", "content": Answer, "refusal": nil}
 	finish := "stop"
-	if model == "tools" {
+	if c.kind == "tools" {
 		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{toolCall()}}
 		finish = "tool_calls"
 	}
@@ -179,13 +207,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func sleep(r *http.Request, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// wait waits d (forever when d < 0) unless the caller closes the request first, which it counts
+// (Closed); it reports whether the wait completed.
+func (s *Server) wait(r *http.Request, c call, d time.Duration) bool {
+	var done <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		done = t.C
+	}
 	select {
-	case <-t.C:
+	case <-done:
 		return true
 	case <-r.Context().Done():
+		s.mu.Lock()
+		s.closed[c.model]++
+		s.mu.Unlock()
 		return false
 	}
 }

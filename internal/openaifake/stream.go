@@ -32,11 +32,12 @@ func (s sender) chunk(delta map[string]any, finish any, usage any) {
 	s.raw(string(b))
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, includeUsage bool) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, c call, includeUsage bool) {
+	model := c.kind
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
-	out := sender{w: w, model: model}
+	out := sender{w: w, model: c.model}
 	_, _ = io.WriteString(w, ": keep-alive\n\n")
 	out.chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
 
@@ -50,7 +51,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, in
 		out.raw(`{"id":"chatcmpl-bad","choices":[{"delta":{"content":"Hel`)
 		return
 	case "slow-first-token":
-		if !sleep(r, s.FirstTokenDelay) {
+		if !s.wait(r, c, c.delay) {
 			return
 		}
 	case "tools":
@@ -69,7 +70,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, in
 			case "cut":
 				abort()
 			case "stall":
-				<-r.Context().Done()
+				s.wait(r, c, -1)
 				return
 			case "malformed":
 				out.raw(`{"id":"chatcmpl-bad","choices":[{"delta":{"content":"oops`)

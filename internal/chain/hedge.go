@@ -1,0 +1,253 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Hedged attempts (hedge_after_ms, SPEC 3.5a): when the running attempt has produced neither its
+// answer nor — streaming — its first content token after HedgeAfter, the next model starts beside
+// it. The first of the two to succeed is locked in and the other is cancelled at once (its context
+// ends, so its upstream connection closes). A failure of either lets the other run on; once
+// neither runs, the chain goes on one attempt at a time as without hedging, and the attempt that
+// is then alone may be hedged in its turn. At most two attempts ever run at once.
+
+// errHedgeLost is the cause an attempt is cancelled with when the attempt beside it won.
+var errHedgeLost = errors.New("chain: the hedged attempt beside this one served first")
+
+// flight is one attempt under way.
+type flight struct {
+	t       Target
+	line    int // its line in the report, taken when it starts so lines stay in start order
+	start   time.Time
+	actx    context.Context
+	cancel  context.CancelCauseFunc
+	traced  func(Attempt)
+	hedge   bool   // it started beside another attempt
+	settled bool   // hedge_after_ms has been acted on for it (a hedge started, or could not)
+	skipped Reason // why no hedge started beside it; "" when one did or none was due
+}
+
+// landing is an attempt's end, sent by its goroutine.
+type landing[T any] struct {
+	f       *flight
+	v       T
+	err     error
+	latency time.Duration
+}
+
+// hedged is run with hedge_after_ms set. Its report lines are in start order; an attempt that
+// lost the race is reported Cancelled with reason HedgeLost.
+func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
+	if len(r.p.Targets) == 0 {
+		panic("chain: Run called with an empty plan")
+	}
+	done := make(chan landing[T], 2) // buffered: a cancelled attempt never blocks on the send
+	var (
+		running   []*flight
+		next      int         // the first target not yet started or passed over
+		held      = -1        // a target chosen for a hedge that could not start: the next to run
+		minWindow = -1        // after a context-length refusal: only larger windows
+		pending   *Transition // a failover announced once the next model is known
+		failLine  = -1        // the report line of pending's failed attempt
+		stop      func() error
+	)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		if len(running) == 0 {
+			if stop != nil {
+				return r.res, stop()
+			}
+			i := held
+			if held >= 0 && minWindow >= 0 && r.p.Targets[held].ContextWindow <= minWindow {
+				r.line(Attempt{Model: r.p.Targets[held].Model, Status: Skipped, Reason: ContextLength})
+				i = -1
+			}
+			if i < 0 {
+				i = r.nextTarget(&next, minWindow)
+			}
+			held = -1
+			if i < 0 {
+				return r.res, r.exhausted(EndOfChain)
+			}
+			if pending != nil {
+				r.announce(ctx, pending, r.p.Targets[i].Model)
+				pending, failLine = nil, -1
+			}
+			f, err := r.launch(ctx, r.p.Targets[i], false, done)
+			if err != nil {
+				return r.res, err
+			}
+			running = append(running, f)
+		}
+		var hedgeDue <-chan time.Time
+		if cur := running[0]; len(running) == 1 && !cur.settled && stop == nil && (held >= 0 || next < len(r.p.Targets)) {
+			timer.Reset(r.p.HedgeAfter - time.Since(cur.start))
+			hedgeDue = timer.C
+		}
+		select {
+		case <-hedgeDue:
+			cur := running[0]
+			cur.settled = true
+			i := held
+			if held < 0 {
+				i = r.nextTarget(&next, minWindow)
+			}
+			held = -1
+			if i < 0 {
+				continue
+			}
+			t := r.p.Targets[i]
+			if r.e.Hedge != nil && !r.e.Hedge(ctx, cur.t, t) {
+				cur.skipped, held = HedgeUnaffordable, i
+				continue
+			}
+			r.res.Report.Occurred = true
+			r.announce(ctx, &Transition{Failed: cur.t.Model, Reason: HedgeAfter, Latency: time.Since(cur.start)}, t.Model)
+			f, err := r.launch(ctx, t, true, done)
+			if err != nil {
+				// No time is left for a second attempt: the running one goes on alone.
+				continue
+			}
+			running = append(running, f)
+		case l := <-done:
+			running = remove(running, l.f)
+			if l.err == nil && errors.Is(context.Cause(l.f.actx), errAttemptTimeout) {
+				l.err = errAttemptTimeout // answered only after its timer fired: a timeout (run.go)
+			}
+			if l.err == nil {
+				r.win(l, running, done)
+				return r.res, nil
+			}
+			l.f.cancel(context.Canceled)
+			if callerGone(ctx) {
+				r.end(l, Attempt{Status: Failed})
+				r.abandon(running, done, context.Canceled, "")
+				return r.res, ErrCanceled
+			}
+			reason := classify(ctx, l.f.actx, l.err)
+			if reason == ContextLength && !r.p.On.Has(ContextLength) {
+				reason = Rejected
+			}
+			r.end(l, Attempt{Status: Failed, Reason: reason})
+			r.health(l.f.t.Model, false, reason)
+			var hint RetryHinter
+			if errors.As(l.err, &hint) {
+				if after := hint.RetryAfterHint(); reason == RateLimit && after > 0 && (r.retryAfter == 0 || after < r.retryAfter) {
+					r.retryAfter = after
+				}
+			}
+			if stop != nil {
+				continue // the first final outcome stands
+			}
+			switch err := l.err; {
+			case reason == Rejected:
+				stop = func() error { return &Stopped{Err: err, Attempts: r.res.Report.Attempts} }
+			case ctx.Err() != nil || r.left() <= 0:
+				stop = func() error { return r.exhausted(DeadlineReached) }
+			case !r.p.On.Has(reason):
+				stop = func() error { return r.exhausted(NotTriggered) }
+			default:
+				r.res.Report.Occurred = true
+				if reason == ContextLength {
+					minWindow = max(minWindow, l.f.t.ContextWindow)
+				}
+				if l.f.line > failLine {
+					// The next model follows the later-started of two failed attempts, as the
+					// report's order tells it (metrics derive failovers from the report).
+					pending, failLine = &Transition{Failed: l.f.t.Model, Reason: reason, Latency: l.latency}, l.f.line
+				}
+			}
+		}
+	}
+}
+
+// nextTarget returns the index of the next target to try, reporting those passed over on the
+// way; -1 when none is left.
+func (r *runner[T]) nextTarget(next *int, minWindow int) int {
+	for *next < len(r.p.Targets) {
+		i := *next
+		*next++
+		t := r.p.Targets[i]
+		if skip := r.skip(i, t, minWindow); skip != "" {
+			r.line(Attempt{Model: t.Model, Status: Skipped, Reason: skip})
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+func (r *runner[T]) announce(ctx context.Context, t *Transition, next string) {
+	t.Next = next
+	if r.e.OnFailover != nil {
+		r.e.OnFailover(ctx, *t)
+	}
+}
+
+// launch starts an attempt of t in its own goroutine, under the same bound as one run alone.
+func (r *runner[T]) launch(ctx context.Context, t Target, hedge bool, done chan<- landing[T]) (*flight, error) {
+	if callerGone(ctx) {
+		return nil, ErrCanceled
+	}
+	left := r.left()
+	if left <= 0 {
+		return nil, r.exhausted(DeadlineReached)
+	}
+	f := &flight{t: t, hedge: hedge, line: len(r.res.Report.Attempts), start: time.Now(), traced: func(Attempt) {}}
+	r.line(Attempt{Model: t.Model, Hedge: hedge}) // filled in when it lands
+	var tctx context.Context
+	f.actx, f.cancel = context.WithCancelCause(ctx)
+	tctx = f.actx
+	if r.e.Trace != nil {
+		tctx, f.traced = r.e.Trace(f.actx, t.Model)
+	}
+	timer := time.AfterFunc(r.limit(t, left), func() { f.cancel(errAttemptTimeout) })
+	go func() {
+		v, err := r.try(tctx, t)
+		timer.Stop()
+		done <- landing[T]{f: f, v: v, err: err, latency: time.Since(f.start)}
+	}()
+	return f, nil
+}
+
+// end fills in a landed attempt's report line and tells its trace.
+func (r *runner[T]) end(l landing[T], a Attempt) {
+	a.Model, a.LatencyMS, a.Hedge, a.HedgeSkipped = l.f.t.Model, l.latency.Milliseconds(), l.f.hedge, l.f.skipped
+	r.res.Report.Attempts[l.f.line] = a
+	l.f.traced(a)
+}
+
+// win locks in a served attempt and cancels the one still running beside it, waiting until it
+// has ended so its line is in the report and its connection closed.
+func (r *runner[T]) win(l landing[T], running []*flight, done <-chan landing[T]) {
+	r.end(l, Attempt{Status: Served})
+	r.health(l.f.t.Model, true, "")
+	r.res.Value, r.res.Served = l.v, l.f.t.Model
+	r.res.Release = func() { l.f.cancel(context.Canceled) }
+	r.abandon(running, done, errHedgeLost, HedgeLost)
+}
+
+// abandon cancels the attempts still running with cause and reports each Cancelled for reason
+// once it has ended; whatever they produced meanwhile is dropped with their context.
+func (r *runner[T]) abandon(running []*flight, done <-chan landing[T], cause error, reason Reason) {
+	for _, f := range running {
+		f.cancel(cause)
+	}
+	for range running {
+		l := <-done
+		r.end(l, Attempt{Status: Cancelled, Reason: reason})
+	}
+}
+
+func remove(fs []*flight, f *flight) []*flight {
+	for i, g := range fs {
+		if g == f {
+			return append(fs[:i], fs[i+1:]...)
+		}
+	}
+	return fs
+}
