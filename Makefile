@@ -6,7 +6,7 @@ export AWS_XRAY_SDK_DISABLED := true
 
 include $(wildcard mk/*.mk)
 
-.PHONY: help run test unit lint bench build invoke invoke-local sam clean
+.PHONY: help run test unit lint bench build invoke invoke-local sam sam-local clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -56,9 +56,12 @@ build-AdminFunction: ; $(call lambda_build,admin,$(ARTIFACTS_DIR))
 build-EventRelayFunction: ; $(call lambda_build,event-relay,$(ARTIFACTS_DIR))
 build-RefundSweepFunction: ; $(call lambda_build,refund-sweep,$(ARTIFACTS_DIR))
 
-invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
+invoke: test-tools ## run one function through `sam local invoke` (Docker; no registry or AWS needed): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
-	$(SAM) build --template template.yaml && $(SAM) local invoke $(FN) --event $(EVENT) --env-vars events/env.json
+	@scripts/sam-local.sh invoke "$(FN)" "$(EVENT)"
+
+sam-local: test-tools ## serve the API with `sam local start-api` (Docker) against a local emulator on 127.0.0.1:3000 (SAM_LOCAL_PORT overrides)
+	@scripts/sam-local.sh start-api "$(or $(SAM_LOCAL_PORT),3000)"
 
 invoke-local: test-tools ## run one function with one event without Docker (Lambda emulator + moto): make invoke-local FN=openai-chat EVENT=events/openai-chat-failover.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke-local FN=<functions/ dir, e.g. openai-chat> EVENT=events/<file>.json"; exit 2; }

@@ -8,8 +8,9 @@
 //
 //	localaws -endpoint http://127.0.0.1:5000 -env events/env.json -key sk-7e57…
 //
-// It talks only to a loopback endpoint, with dummy credentials, so it can never write into a real
-// account.
+// It talks only to an emulator on this machine (a loopback address, or an address of one of this
+// machine's own interfaces such as a Docker bridge's, where `sam local`'s containers reach it), with
+// dummy credentials, so it can never write into a real account.
 package main
 
 import (
@@ -49,7 +50,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("localaws", flag.ContinueOnError)
-	endpoint := fs.String("endpoint", "", "the emulator's URL, on a loopback address (required)")
+	endpoint := fs.String("endpoint", "", "the emulator's URL, on a loopback address or one of this machine's (required)")
 	envFile := fs.String("env", "events/env.json", "a `sam local invoke --env-vars` file (its Parameters)")
 	key := fs.String("key", "", "an API key secret to create (sk- + 64 hex), as the sample events send it")
 	region := fs.String("region", "us-east-1", "the region the emulator serves")
@@ -59,7 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := loopback(*endpoint); err != nil {
+	if err := onThisMachine(*endpoint); err != nil {
 		return err
 	}
 	params, err := readParams(*envFile)
@@ -111,18 +112,33 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// loopback refuses any endpoint but an http URL on a loopback address, so the tables and keys
-// this creates can only land in a local emulator.
-func loopback(endpoint string) error {
+// onThisMachine refuses any endpoint but an http URL on a loopback address or on an address of
+// one of this machine's interfaces, so the tables and keys this creates can only land in a local
+// emulator.
+func onThisMachine(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || endpoint == "" {
 		return fmt.Errorf("-endpoint %q: want the emulator's URL such as http://127.0.0.1:5000", endpoint)
 	}
 	ip := net.ParseIP(u.Hostname())
-	if u.Scheme != "http" || (u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback())) {
-		return fmt.Errorf("-endpoint %q: only an http URL on a loopback address is accepted (a local emulator, never AWS)", endpoint)
+	if u.Scheme != "http" || (u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback() && !ownAddress(ip))) {
+		return fmt.Errorf("-endpoint %q: only an http URL on a loopback address or an address of this machine is accepted (a local emulator, never AWS)", endpoint)
 	}
 	return nil
+}
+
+// ownAddress reports whether ip is assigned to one of this machine's network interfaces.
+func ownAddress(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // readParams reads the Parameters of a sam --env-vars file: the variables every function gets.
