@@ -138,6 +138,22 @@ GOARCH_LAMBDA=$goarch tracked "$sam" build --template template.yaml --build-dir 
 	fail "sam build failed"
 sed -i -E "/^ *Architectures:/,/^ *[A-Za-z]/ s/\barm64\b/$arch/" "$work/build/template.yaml"
 grep -q "$arch" "$work/build/template.yaml" || fail "could not set the built template's architecture to $arch"
+# The optional OpenTelemetry collector layer (OtelLayerArn) is a conditional SAM local cannot
+# resolve (it reads the !If as a layer ARN), and a layer would be pulled from AWS anyway: the
+# local copy runs without it (traces go to X-Ray's seam, which is off here).
+"$python" - "$work/build/template.yaml" <<'PY' || fail "could not drop the layers from the built template"
+import sys
+from samcli.yamlhelper import yaml_dump, yaml_parse
+path = sys.argv[1]
+with open(path) as f:
+    t = yaml_parse(f.read())
+(t.get("Globals") or {}).get("Function", {}).pop("Layers", None)
+for r in (t.get("Resources") or {}).values():
+    if r.get("Type") == "AWS::Serverless::Function":
+        (r.get("Properties") or {}).pop("Layers", None)
+with open(path, "w") as f:
+    f.write(yaml_dump(t))
+PY
 say "built in $((SECONDS - t0)) s"
 
 # ---- the emulator, on the bridge's address
