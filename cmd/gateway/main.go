@@ -73,6 +73,7 @@ func run(log *slog.Logger) error {
 		fmt.Fprintf(os.Stderr, "\nCreated an admin API key (shown once, keep it):\n\n    %s\n\n", secret)
 	}
 	log.Info("SecureAI Gateway listening", "url", "http://"+ln.Addr().String(), "demo", env.Demo, "store", store.Path())
+	log.Info("web console (sign in with an admin API key)", "url", "http://"+ln.Addr().String()+"/console/")
 	srv := newServer(limits.Wrap(gw.Mux()), env.RequestTimeout)
 	go func() {
 		<-ctx.Done()

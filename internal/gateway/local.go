@@ -107,5 +107,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		SkipUnhealthy: env.SkipUnhealthy,
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 		Metrics:       m.Handler(),
+		Events:        events.Publisher,
 	}, wait, nil
 }
