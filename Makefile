@@ -52,6 +52,7 @@ build-ReceiptsFunction: ; $(call lambda_build,receipts,$(ARTIFACTS_DIR))
 build-JWKSFunction: ; $(call lambda_build,jwks,$(ARTIFACTS_DIR))
 build-AdminFunction: ; $(call lambda_build,admin,$(ARTIFACTS_DIR))
 build-EventRelayFunction: ; $(call lambda_build,event-relay,$(ARTIFACTS_DIR))
+build-ConsoleFunction: ; $(call lambda_build,console,$(ARTIFACTS_DIR))
 
 invoke: test-tools ## run one function through `sam local invoke` (needs Docker): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }

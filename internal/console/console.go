@@ -82,7 +82,7 @@ func (cn *Console) Handler() http.Handler {
 	mux.HandleFunc("DELETE /console/session", cn.signOut)
 	mux.HandleFunc("/console/api/", cn.proxy)
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "Not found", "no console route "+r.Method+" "+r.URL.Path)
+		writeError(w, r, http.StatusNotFound, "Not found", "no console route "+r.Method+" "+r.URL.Path)
 	})
 	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
 }

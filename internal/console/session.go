@@ -39,27 +39,27 @@ func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxSignInBody+1))
 	if err != nil || len(body) > maxSignInBody || json.Unmarshal(body, &in) != nil {
-		writeError(w, http.StatusBadRequest, "Invalid request", `send {"key": "sk-…"} as JSON`)
+		writeError(w, r, http.StatusBadRequest, "Invalid request", `send {"key": "sk-…"} as JSON`)
 		return
 	}
 	hash, err := apikey.Hash(strings.TrimSpace(in.Key))
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, "Invalid API key", "that is not an API key: expected sk- followed by 64 lowercase hex digits")
+		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "that is not an API key: expected sk- followed by 64 lowercase hex digits")
 		return
 	}
 	admin, err := cn.c.Keys.KeyByHash(r.Context(), hash)
 	switch {
 	case errors.Is(err, apikey.ErrNotFound):
-		writeError(w, http.StatusUnauthorized, "Invalid API key", "unknown API key")
+		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "unknown API key")
 		return
 	case err != nil:
 		cn.unavailable(w, r, "sign-in", err)
 		return
 	case !admin.Usable(cn.c.Now()):
-		writeError(w, http.StatusUnauthorized, "Invalid API key", "this API key is revoked or expired")
+		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "this API key is revoked or expired")
 		return
 	case !admin.Admin:
-		writeError(w, http.StatusForbidden, "Not an admin key",
+		writeError(w, r, http.StatusForbidden, "Not an admin key",
 			"this API key is a normal key; the console needs an admin API key (cmd/admin create-key -admin, or POST /admin/api-keys with \"admin\": true)")
 		return
 	}
@@ -102,24 +102,24 @@ type sessionJSON struct {
 func (cn *Console) session(w http.ResponseWriter, r *http.Request) (*apikey.Key, string, bool) {
 	c, err := r.Cookie(CookieName)
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, "Not signed in", "sign in with an admin API key")
+		writeError(w, r, http.StatusUnauthorized, "Not signed in", "sign in with an admin API key")
 		return nil, "", false
 	}
 	hash, err := apikey.Hash(c.Value)
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, "Session expired", "your session is not valid; sign in again")
+		writeError(w, r, http.StatusUnauthorized, "Session expired", "your session is not valid; sign in again")
 		return nil, "", false
 	}
 	k, err := cn.c.Keys.KeyByHash(r.Context(), hash)
 	switch {
 	case errors.Is(err, apikey.ErrNotFound):
-		writeError(w, http.StatusUnauthorized, "Session expired", "your session is not valid; sign in again")
+		writeError(w, r, http.StatusUnauthorized, "Session expired", "your session is not valid; sign in again")
 		return nil, "", false
 	case err != nil:
 		cn.unavailable(w, r, "session", err)
 		return nil, "", false
 	case !k.Usable(cn.c.Now()) || !k.Admin || !strings.HasPrefix(k.Name, sessionPrefix):
-		writeError(w, http.StatusUnauthorized, "Session expired", "your session has ended; sign in again")
+		writeError(w, r, http.StatusUnauthorized, "Session expired", "your session has ended; sign in again")
 		return nil, "", false
 	}
 	return k, c.Value, true
@@ -177,7 +177,10 @@ func (cn *Console) proxy(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	cn.c.API.ServeHTTP(rec, out)
-	ctx := identity.WithRequestID(identity.WithKey(r.Context(), k), w.Header().Get("X-Request-Id"))
+	ctx := identity.WithKey(r.Context(), k)
+	if identity.RequestID(ctx) == "" { // the API's handler gave the request its id
+		ctx = identity.WithRequestID(ctx, w.Header().Get("X-Request-Id"))
+	}
 	after := map[string]any{"status": rec.status}
 	if reason := r.URL.Query().Get("reason"); reason != "" { // e.g. why a breaker was closed
 		after["reason"] = reason
@@ -200,7 +203,7 @@ func (cn *Console) audit(ctx context.Context, action string, target event.Target
 func (cn *Console) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
 	cn.c.Log.ErrorContext(r.Context(), "console "+what+" failed", "err", err)
 	w.Header().Set("Retry-After", "5")
-	writeError(w, http.StatusServiceUnavailable, "Service unavailable", "the gateway's store did not answer; try again in a moment")
+	writeError(w, r, http.StatusServiceUnavailable, "Service unavailable", "the gateway's store did not answer; try again in a moment")
 }
 
 // statusRecorder remembers the status a handler wrote; Unwrap lets http.ResponseController reach
@@ -249,6 +252,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError answers in the classic envelope the admin API uses, so the pages read one shape.
-func writeError(w http.ResponseWriter, status int, title, message string) {
-	writeJSON(w, status, map[string]any{"success": false, "error": title, "message": message})
+func writeError(w http.ResponseWriter, r *http.Request, status int, title, message string) {
+	writeJSON(w, status, map[string]any{"success": false, "error": title, "message": message, "request_id": identity.RequestID(r.Context())})
 }

@@ -46,5 +46,6 @@ func consoleOver(d Deps, api http.Handler) (http.Handler, error) {
 	if d.KeyAdmin == nil || d.Events == nil {
 		return nil, &OffError{"/console", "the users table (SECUREAI_TABLE_USERS) and the event bus (SECUREAI_EVENT_BUS)"}
 	}
-	return console.New(console.Config{API: api, Keys: d.Keys, Sessions: d.KeyAdmin, Events: d.Events, Log: d.Log}).Handler(), nil
+	c := console.New(console.Config{API: api, Keys: d.Keys, Sessions: d.KeyAdmin, Events: d.Events, Log: d.Log})
+	return httpapi.WithRequestID(c.Handler()), nil
 }
