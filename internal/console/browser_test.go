@@ -336,20 +336,32 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	}
 
-	// Every change made in the console is an audit entry naming it.
-	status, logs := s.call(t, "GET", "/admin/audit-logs?type=admin:console_action&limit=200", s.admin, "")
-	if status != http.StatusOK {
-		t.Fatalf("audit query: %d %s", status, logs.Raw)
-	}
-	var got []string
-	for _, e := range logs.Get("logs").Array() {
-		got = append(got, e.Get("metadata.data.action").String()+" "+e.Get("metadata.data.target.id").String())
-	}
-	all := strings.Join(got, "\n")
-	for _, want := range []string{"sign_in ", "sign_out ", "request POST /admin/api-keys", "request POST /v1/chat/completions",
-		"request POST /policy-check", "request DELETE /admin/api-keys/", "request POST /admin/webhooks", "request POST /admin/circuit-breakers"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("no console audit entry %q among:\n%s", want, all)
+	// Every change made in the console is an audit entry naming it (written in the background:
+	// the last ones may take a moment).
+	wanted := []string{"sign_in ", "sign_out ", "request POST /admin/api-keys", "request POST /v1/chat/completions",
+		"request POST /policy-check", "request DELETE /admin/api-keys/", "request POST /admin/webhooks", "request POST /admin/circuit-breakers"}
+	var missing []string
+	var all string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		status, logs := s.call(t, "GET", "/admin/audit-logs?type=admin:console_action&limit=200", s.admin, "")
+		if status != http.StatusOK {
+			t.Fatalf("audit query: %d %s", status, logs.Raw)
 		}
+		var got []string
+		for _, e := range logs.Get("logs").Array() {
+			got = append(got, e.Get("metadata.data.action").String()+" "+e.Get("metadata.data.target.id").String())
+		}
+		all, missing = strings.Join(got, "\n"), nil
+		for _, want := range wanted {
+			if !strings.Contains(all, want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("no console audit entries %q among:\n%s", missing, all)
 	}
 }
