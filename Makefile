@@ -55,6 +55,7 @@ build-JWKSFunction: ; $(call lambda_build,jwks,$(ARTIFACTS_DIR))
 build-AdminFunction: ; $(call lambda_build,admin,$(ARTIFACTS_DIR))
 build-EventRelayFunction: ; $(call lambda_build,event-relay,$(ARTIFACTS_DIR))
 build-RefundSweepFunction: ; $(call lambda_build,refund-sweep,$(ARTIFACTS_DIR))
+build-ConsoleFunction: ; $(call lambda_build,console,$(ARTIFACTS_DIR))
 
 invoke: test-tools ## run one function through `sam local invoke` (Docker; no registry or AWS needed): make invoke FN=OpenAIChatFunction EVENT=events/openai-chat-plain.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }

@@ -3,6 +3,7 @@
 #   .venv/  moto_server, cfn-lint, sam (from requirements-test.txt)
 #   .venv-checkov/  checkov (from requirements-checkov.txt; its boto3 pin conflicts with sam's)
 #   .bin/   aws-lambda-rie, staticcheck (pinned Go modules)
+#   chromium (Debian package, for the console browser test; apt-get when root, else a message)
 # Idempotent and cheap on a warm machine: pip runs only when requirements-test.txt changed
 # (a stamp holds its hash), and a Go tool is rebuilt only when its pinned version changed.
 set -euo pipefail
@@ -67,3 +68,18 @@ go_tool() { # name module version
 mkdir -p "$bin"
 go_tool aws-lambda-rie "$RIE_MOD" "$RIE_VERSION"
 go_tool staticcheck "$STATICCHECK_MOD" "$STATICCHECK_VERSION"
+
+# Chromium, for the console's browser test (internal/console): the distribution's package, never
+# a browser download. Installed here when missing and this runs as root; otherwise the setup
+# stops saying how to install it.
+if ! command -v chromium >/dev/null 2>&1; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		echo "setup-test-tools: apt-get install -y chromium"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y --no-install-recommends chromium >/dev/null ||
+			{ apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null; }
+	else
+		echo "setup-test-tools: the console's browser test needs Chromium; install Debian's package: sudo apt-get install -y chromium" >&2
+		exit 1
+	fi
+fi

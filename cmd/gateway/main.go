@@ -73,6 +73,7 @@ func run(log *slog.Logger) error {
 		fmt.Fprintf(os.Stderr, "\nCreated an admin API key (shown once, keep it):\n\n    %s\n\n", secret)
 	}
 	log.Info("SecureAI Gateway listening", "url", "http://"+ln.Addr().String(), "demo", env.Demo, "store", store.Path())
+	log.Info("web console (sign in with an admin API key)", "url", "http://"+ln.Addr().String()+"/console/")
 	log.Info("Observability: Prometheus metrics at GET /metrics (an admin key's bearer token); Grafana dashboard in docs/grafana/",
 		"metrics", "http://"+ln.Addr().String()+"/metrics", "traces", tracesNote(env.Tracing.OTLP))
 	srv := newServer(limits.Wrap(gw.Mux()), env.RequestTimeout)

@@ -61,6 +61,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		Tracer:      c.Tracer,
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
+		Events:      c.Events,
 		ReadBudget:  &httpapi.KeyBudget{PerMinute: cmp.Or(c.Config.ReadBudget, httpapi.DefaultReadBudget)}, // per instance
 	}
 	if t.Limits != "" {

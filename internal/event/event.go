@@ -39,6 +39,9 @@ const (
 	AdminWebhookDeleted       Type = "admin:webhook_deleted"
 	AdminWebhookSecretRotated Type = "admin:webhook_secret_rotated"
 	AdminUserUpdated          Type = "admin:user_updated"
+	// AdminConsoleAction is one action taken in the web console (signing in or out, or a change
+	// sent through it), so the audit log tells console actions from API calls.
+	AdminConsoleAction Type = "admin:console_action"
 
 	CircuitBreakerOpened Type = "circuit_breaker:opened"
 	CircuitBreakerClosed Type = "circuit_breaker:closed"
@@ -49,7 +52,7 @@ func Catalog() []Type {
 	return []Type{ModelFailover, LimitReached, WebhookTest, WebhookEndpointDisabled,
 		AdminAPIKeyCreated, AdminAPIKeyUpdated, AdminAPIKeyRevoked,
 		AdminWebhookCreated, AdminWebhookUpdated, AdminWebhookDeleted, AdminWebhookSecretRotated,
-		AdminUserUpdated, CircuitBreakerOpened, CircuitBreakerClosed}
+		AdminUserUpdated, AdminConsoleAction, CircuitBreakerOpened, CircuitBreakerClosed}
 }
 
 // Known reports whether t is in the catalog.

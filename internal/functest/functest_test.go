@@ -55,7 +55,7 @@ var (
 	chatFunctions = []string{"openai-chat", "classic-chat"}
 	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
-		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}}
+		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}, "console": {"page", "not-admin"}}
 )
 
 // response is a function's answer, whichever way it came back.
@@ -142,6 +142,11 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 			if fn == "admin" {
 				t.Run("admin-key", func(t *testing.T) {
 					checkAdmin(t, invoke, files[fn]["not-admin"], fx)
+				})
+			}
+			if fn == "console" {
+				t.Run("admin-session", func(t *testing.T) {
+					checkConsole(t, invoke, files[fn]["not-admin"], fx)
 				})
 			}
 			if fn == "receipts" {
@@ -673,6 +678,16 @@ func check(t *testing.T, fn, kind string, r response) {
 	case "admin/not-admin":
 		v := classicError(t, r, http.StatusForbidden)
 		expectString(t, v, "Access denied", "error")
+	case "console/page":
+		if r.status != http.StatusOK || !bytes.Contains(r.body, []byte(`<script type="module" src="assets/app.js">`)) {
+			t.Errorf("GET /console/: %d %.200s", r.status, r.body)
+		}
+		if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || r.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("GET /console/ headers: %v", r.header)
+		}
+	case "console/not-admin":
+		v := classicError(t, r, http.StatusForbidden)
+		expectString(t, v, "Not an admin key", "error")
 	default:
 		t.Fatalf("no check for %s %s", fn, kind)
 	}
@@ -734,6 +749,45 @@ func checkAdmin(t *testing.T, invoke func(*testing.T, []byte) response, event []
 	// (with admin:user_updated when the key's user is new)
 	if got := fx.events.types(t); !slices.Contains(got, "admin:api_key_created") {
 		t.Errorf("events on the bus after creating a key: %v, want admin:api_key_created among them", got)
+	}
+}
+
+// checkConsole signs in to the console with the fixture's admin key (the not-admin sample's
+// shape): the session cookie is Secure (the host is not loopback), HttpOnly and SameSite=Strict,
+// and it lists the keys through the console, as the admin function would.
+func checkConsole(t *testing.T, invoke func(*testing.T, []byte) response, event []byte, fx fixture) {
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev.Body = `{"key":"` + fx.adminKey + `"}`
+	send := func(ev events.APIGatewayProxyRequest) response {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return invoke(t, b)
+	}
+	signedIn := send(ev)
+	jsonBody(t, signedIn, http.StatusOK)
+	cookie := signedIn.header.Get("Set-Cookie")
+	for _, want := range []string{"HttpOnly", "Secure", "SameSite=Strict", "Max-Age="} {
+		if !strings.Contains(cookie, want) {
+			t.Errorf("session cookie %q lacks %s", cookie, want)
+		}
+	}
+	value, _, _ := strings.Cut(cookie, ";")
+	ev.HTTPMethod, ev.RequestContext.HTTPMethod, ev.Body = "GET", "GET", ""
+	ev.Path, ev.PathParameters = "/console/api/admin/api-keys", map[string]string{"proxy": "api/admin/api-keys"}
+	ev.Headers = maps.Clone(ev.Headers)
+	ev.MultiValueHeaders = maps.Clone(ev.MultiValueHeaders)
+	ev.Headers["Cookie"], ev.MultiValueHeaders["Cookie"] = value, []string{value}
+	list := jsonBody(t, send(ev), http.StatusOK)
+	if !strings.Contains(fmt.Sprint(list), "key_events") {
+		t.Errorf("the key listing through the console lacks the test key key_events: %v", list)
+	}
+	if got := fx.events.types(t); !slices.Contains(got, "admin:console_action") {
+		t.Errorf("events on the bus after signing in: %v, want admin:console_action among them", got)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -81,6 +82,9 @@ type Deps struct {
 	ReadBudget *httpapi.KeyBudget
 	// SkipUnhealthy is the deployment's default for skip_unhealthy (SECUREAI_SKIP_UNHEALTHY).
 	SkipUnhealthy bool
+	// Events receives the audit events of the web console's actions; nil: the console is off
+	// (every other feature publishes through its own hook above).
+	Events event.Publisher
 	// Metrics serves GET /metrics, to admin keys only (the local server's Prometheus registry);
 	// nil: no such route.
 	Metrics http.Handler
@@ -179,6 +183,16 @@ func New(d Deps) (*Gateway, error) {
 	}
 	if d.Metrics != nil {
 		g.mount(metricsEndpoint(d), metricsRoutes)
+	}
+	// The console calls this very mux, so it shows every route the local server has.
+	c, err := consoleOver(d, g.mux)
+	var off *OffError
+	switch {
+	case errors.As(err, &off): // no users table or no events: no console
+	case err != nil:
+		return nil, err
+	default:
+		g.mount(c, consoleRoutes)
 	}
 	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
 	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))

@@ -121,5 +121,6 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 		Metrics:       m.Handler(),
 		Tracer:        tracer,
+		Events:        events.Publisher,
 	}, wait, nil
 }

@@ -76,7 +76,7 @@ const (
 // Streams outlive 29 s, and nothing buffered is cut by API Gateway before it answers: each
 // Lambda route's integration timeout covers its function's Timeout less the handler's deadline
 // reserve (cloud.DeadlineReserve), so the function's own answer — a stream's deadline_exceeded
-// frame, a buffered 503 — reaches the caller. The chat routes stream for 15 minutes.
+// frame, a buffered 503 — reaches the caller. The chat and console routes stream for 15 minutes.
 func TestIntegrationTimeoutsCoverTheFunctions(t *testing.T) {
 	c := transformed(t, nil)
 	streaming := map[string]bool{}
@@ -117,12 +117,15 @@ func TestIntegrationTimeoutsCoverTheFunctions(t *testing.T) {
 				r, r.function, answers, runs, cloud.DeadlineReserve, integ)
 		}
 	}
-	for _, want := range []string{"POST /v1/chat/completions", "POST /chat/completions"} {
+	// The chat routes, and the console's (its playground streams the answer).
+	wanted := []string{"POST /v1/chat/completions", "POST /chat/completions",
+		"X-AMAZON-APIGATEWAY-ANY-METHOD /console", "X-AMAZON-APIGATEWAY-ANY-METHOD /console/{proxy+}"}
+	for _, want := range wanted {
 		if !streaming[want] {
 			t.Errorf("%s does not stream through API Gateway", want)
 		}
 	}
-	if len(streaming) != 2 {
-		t.Errorf("streaming routes %v, want exactly the two chat routes", streaming)
+	if len(streaming) != len(wanted) {
+		t.Errorf("streaming routes %v, want exactly %v", streaming, wanted)
 	}
 }

@@ -1,0 +1,15 @@
+// Command console is the Lambda behind /console and /console/{proxy+} (response streaming, so
+// the playground's answer streams): the web console, over the gateway's API served in-process.
+package main
+
+import (
+	"github.com/secureai-gateway/gateway/internal/awslambda"
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+func main() {
+	c := cloud.MustLoad("console")
+	awslambda.StartStreaming(c.Endpoint(classicapi.Render, gateway.NewConsole))
+}

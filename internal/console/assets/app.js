@@ -1,0 +1,411 @@
+// The console's one script: a hash router over the sections of index.html, each page a small
+// loader that calls the gateway's API through /console/api/ (the session cookie authenticates;
+// no key is ever kept in the browser). Every value from the API is written with textContent.
+const $ = (id) => document.getElementById(id);
+const PAGE = 50; // rows per page load: one screen
+
+class APIError extends Error {
+  constructor(status, body) {
+    super((body && (body.message || body.error?.message || body.error)) || `HTTP ${status}`);
+    this.status = status; this.body = body;
+  }
+}
+
+// api calls the gateway through the console; key, when given, is sent as the Authorization
+// header (the playground's "call as"), never in the URL.
+async function api(method, path, body, key) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (key) headers["Authorization"] = "Bearer " + key;
+  let res;
+  try {
+    res = await fetch("api/" + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
+  } catch (e) {
+    throw new APIError(0, { message: "the gateway did not answer (" + e.message + ")" });
+  }
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    if (res.status === 401 && (data.error === "Session expired" || data.error === "Not signed in")) sessionEnded(data.message);
+    throw new APIError(res.status, data);
+  }
+  return data;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "onclick") e.addEventListener("click", v);
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(c ?? ""));
+  return e;
+}
+
+function table(id, headers, rows, empty) {
+  const t = $(id);
+  t.replaceChildren();
+  if (!rows.length) { t.append(el("tr", {}, el("td", { class: "empty" }, empty))); return; }
+  t.append(el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { scope: "col" }, h)))));
+  const tb = el("tbody");
+  for (const r of rows) tb.append(el("tr", {}, ...r.map((c) => el("td", {}, c))));
+  t.append(tb);
+}
+
+function banner(msg) { const b = $("banner"); b.textContent = msg || ""; b.hidden = !msg; }
+const fmtTime = (s) => (s ? new Date(s).toLocaleString() : "");
+const list = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
+
+// showFieldErrors puts an API validation message next to the field it names.
+function showFieldErrors(form, err, fallback) {
+  form.querySelectorAll(".error[data-for]").forEach((e) => (e.textContent = ""));
+  const msg = err.message;
+  const names = [...form.querySelectorAll(".error[data-for]")].map((e) => e.dataset.for).sort((a, b) => b.length - a.length);
+  const hit = names.find((n) => msg.includes(n));
+  if (hit) form.querySelector(`.error[data-for="${hit}"]`).textContent = msg;
+  else $(fallback).textContent = msg;
+}
+
+async function copy(id) {
+  try { await navigator.clipboard.writeText($(id).textContent); } catch { /* clipboard refused: the text is selectable */ }
+}
+
+// ---------- session ----------
+function sessionEnded(message) {
+  $("nav").hidden = true; $("signout").hidden = true; $("who").textContent = "";
+  for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== "signin";
+  $("signin-error").textContent = message || "";
+}
+
+async function startSession() {
+  const res = await fetch("session", { credentials: "same-origin" });
+  if (!res.ok) { const d = await res.json().catch(() => ({})); sessionEnded(res.status === 401 ? "" : d.message); return; }
+  const s = await res.json();
+  $("who").textContent = `Signed in: ${s.name} (until ${fmtTime(s.expiresAt)})`;
+  $("nav").hidden = false; $("signout").hidden = false;
+  route();
+}
+
+$("signin-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const input = $("signin-key"); const key = input.value.trim(); input.value = "";
+  $("signin-error").textContent = "";
+  const res = await fetch("session", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ key }), credentials: "same-origin" });
+  const d = await res.json().catch(() => ({}));
+  if (!res.ok) { $("signin-error").textContent = `${d.error || "Error"}: ${d.message || res.status}`; return; }
+  if (!location.hash) location.hash = "#overview";
+  startSession();
+});
+
+$("signout").addEventListener("click", async () => {
+  await fetch("session", { method: "DELETE", credentials: "same-origin" });
+  sessionEnded("Signed out.");
+});
+
+// ---------- router ----------
+const pages = { overview, keys, users, webhooks, audit, breakers, playground };
+async function route() {
+  const name = (location.hash || "#overview").slice(1);
+  const page = pages[name] ? name : "overview";
+  for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== page;
+  for (const a of document.querySelectorAll("nav a")) {
+    if (a.getAttribute("href") === "#" + page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  banner("");
+  try { await pages[page](); } catch (e) { if (!(e instanceof APIError && e.status === 401)) banner("Could not load this page: " + e.message); }
+}
+window.addEventListener("hashchange", () => { if (!$("nav").hidden) route(); });
+
+// ---------- overview ----------
+const RANGES = { hour: [3600e3, 12], day: [86400e3, 24], week: [7 * 86400e3, 7] };
+async function auditSince(type, since, maxPages = 5) {
+  let out = [], cursor = "";
+  for (let i = 0; i < maxPages; i++) {
+    const q = new URLSearchParams({ type, startDate: new Date(since).toISOString(), limit: "200" });
+    if (cursor) q.set("cursor", cursor);
+    const d = await api("GET", "admin/audit-logs?" + q);
+    out = out.concat(d.logs || []);
+    cursor = d.pagination?.nextCursor;
+    if (!cursor) break;
+  }
+  return out;
+}
+
+async function overview() {
+  const [span, buckets] = RANGES[$("ov-range").value];
+  const now = Date.now(), since = now - span;
+  const [fails, limits, br] = await Promise.all([auditSince("api:model_failover", since), auditSince("api:limit_reached", since), api("GET", "admin/circuit-breakers")]);
+  const byModel = {}, byReason = {}, counts = new Array(buckets).fill(0), limitCounts = new Array(buckets).fill(0);
+  const slot = (t) => Math.min(buckets - 1, Math.floor((new Date(t).getTime() - since) / (span / buckets)));
+  for (const e of fails) {
+    const d = e.metadata?.data || {};
+    byModel[d.failedModel] = (byModel[d.failedModel] || 0) + 1;
+    byReason[d.reason] = (byReason[d.reason] || 0) + 1;
+    counts[slot(e.timestamp)]++;
+  }
+  let refusals = 0;
+  for (const e of limits) { const n = e.metadata?.data?.refusals || 1; refusals += n; limitCounts[slot(e.timestamp)] += n; }
+  const requests = new Set(fails.map((e) => e.metadata?.requestId)).size;
+  $("ov-cards").replaceChildren(
+    el("div", { class: "card" }, el("b", { id: "ov-failovers" }, String(fails.length)), "failovers"),
+    el("div", { class: "card" }, el("b", {}, String(requests)), "requests that failed over"),
+    el("div", { class: "card" }, el("b", {}, String(refusals)), "limit refusals"),
+    el("div", { class: "card" }, el("b", {}, String((br.circuitBreakers || []).length)), "open breakers"));
+  chart($("ov-chart"), counts, limitCounts, since, span / buckets);
+  const sorted = (o) => Object.entries(o).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, String(v)]);
+  table("ov-models", ["Failed model", "Failovers"], sorted(byModel), "No failovers in this range.");
+  table("ov-reasons", ["Reason", "Failovers"], sorted(byReason), "No failovers in this range.");
+  table("ov-breakers", ["Subject", "Reason", "Opened", "Closes"], (br.circuitBreakers || []).map((b) => [b.subject, b.reason || "", fmtTime(b.openedAt), b.closesAt ? fmtTime(b.closesAt) : "when closed"]), "No breaker is open.");
+}
+$("ov-range").addEventListener("change", () => route());
+
+// chart draws failovers (blue) and limit refusals (orange) per time slot as an SVG bar chart.
+function chart(box, a, b, since, step) {
+  const NS = "http://www.w3.org/2000/svg", W = 600, H = 160, pad = 20;
+  const max = Math.max(1, ...a, ...b), bw = (W - pad) / a.length;
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H + 20}`); svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `Failovers per slot: ${a.join(", ")}; limit refusals: ${b.join(", ")}`);
+  const add = (tag, attrs, text) => { const e = document.createElementNS(NS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (text) e.textContent = text; svg.append(e); return e; };
+  add("text", { x: 0, y: 10 }, String(max));
+  a.forEach((v, i) => {
+    const x = pad + i * bw;
+    const h1 = (v / max) * (H - 14), h2 = (b[i] / max) * (H - 14);
+    if (v) add("rect", { class: "bar", x: x + 2, y: H - h1, width: bw / 2 - 3, height: h1 }).append(Object.assign(document.createElementNS(NS, "title"), { textContent: `${v} failovers` }));
+    if (b[i]) add("rect", { class: "bar2", x: x + bw / 2, y: H - h2, width: bw / 2 - 3, height: h2 });
+    if (i % Math.ceil(a.length / 6) === 0) add("text", { x, y: H + 14 }, new Date(since + i * step).toLocaleString([], { month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit" }));
+  });
+  box.replaceChildren(svg, el("p", { class: "hint" }, "Blue: failovers; orange: limit refusals."));
+}
+
+// ---------- keys ----------
+let keyCursor = "";
+async function keys(append) {
+  const q = new URLSearchParams({ limit: String(PAGE) });
+  if (append && keyCursor) q.set("cursor", keyCursor);
+  const d = await api("GET", "admin/api-keys?" + q);
+  const term = $("key-q").value.trim().toLowerCase();
+  const rows = (d.apiKeys || []).filter((k) => !term || k.name.toLowerCase().includes(term));
+  keyCursor = d.nextCursor || "";
+  $("key-more").hidden = !keyCursor;
+  table("key-table", ["Name", "Id", "Prefix", "Admin", "Limits", "Status", ""], rows.map((k) => [
+    k.name, k.id, k.prefix, k.admin ? "yes" : "",
+    `${k.dailyLimit ?? "∞"}/day, ${k.monthlyLimit ?? "∞"}/month, ${k.rateLimit?.requestsPerMinute ?? "∞"}/min`,
+    k.revokedAt ? "revoked" : k.expiresAt && new Date(k.expiresAt) < new Date() ? "expired" : "active",
+    k.revokedAt ? "" : el("span", {}, el("button", { type: "button", class: "link", onclick: () => editKey(k) }, "Edit"),
+      el("button", { type: "button", class: "link", "data-revoke": k.id, onclick: () => revokeKey(k) }, "Revoke")),
+  ]), term ? "No key on this page matches." : "No keys yet.");
+}
+$("key-search").addEventListener("submit", (e) => { e.preventDefault(); keys(); });
+$("key-more").addEventListener("click", () => keys(true).catch((e) => banner(e.message)));
+
+function editKey(k) {
+  $("kf-id").value = k.id; $("kf-name").value = k.name; $("kf-userId").value = k.userId || "";
+  $("kf-dailyLimit").value = k.dailyLimit ?? ""; $("kf-monthlyLimit").value = k.monthlyLimit ?? "";
+  $("kf-rpm").value = k.rateLimit?.requestsPerMinute ?? "";
+  $("kf-allowedModels").value = (k.allowedModels || []).join(", ");
+  $("kf-allowedSMLTPPolicies").value = (k.allowedSMLTPPolicies || []).join(", ");
+  $("kf-failoverDefaults").value = k.failoverDefaults ? JSON.stringify(k.failoverDefaults) : "";
+  $("key-form-title").textContent = "Edit " + k.name; $("kf-submit").textContent = "Save"; $("kf-cancel").hidden = false;
+  $("kf-name").focus();
+}
+function resetKeyForm() {
+  $("key-form").reset(); $("kf-id").value = "";
+  $("key-form-title").textContent = "Create a key"; $("kf-submit").textContent = "Create key"; $("kf-cancel").hidden = true;
+}
+$("kf-cancel").addEventListener("click", resetKeyForm);
+
+async function revokeKey(k) {
+  if (!confirm(`Revoke the key "${k.name}" (${k.id})? Calls with it are refused from now on.`)) return;
+  try { await api("DELETE", "admin/api-keys/" + encodeURIComponent(k.id)); await keys(); } catch (e) { banner("Revoke failed: " + e.message); }
+}
+
+$("key-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target, id = $("kf-id").value;
+  const body = {}, num = (v) => (v.trim() === "" ? undefined : Number(v));
+  body.name = $("kf-name").value.trim();
+  if ($("kf-userId").value.trim()) body.userId = $("kf-userId").value.trim();
+  for (const [k, input] of [["dailyLimit", "kf-dailyLimit"], ["monthlyLimit", "kf-monthlyLimit"]]) { const v = num($(input).value); if (v !== undefined) body[k] = v; }
+  const rpm = num($("kf-rpm").value); if (rpm !== undefined) body.rateLimit = { requestsPerMinute: rpm };
+  if ($("kf-allowedModels").value.trim()) body.allowedModels = list($("kf-allowedModels").value);
+  if ($("kf-allowedSMLTPPolicies").value.trim()) body.allowedSMLTPPolicies = list($("kf-allowedSMLTPPolicies").value);
+  const fd = $("kf-failoverDefaults").value.trim();
+  f.querySelectorAll(".error").forEach((e) => (e.textContent = ""));
+  if (fd) { try { body.failoverDefaults = JSON.parse(fd); } catch { f.querySelector('[data-for="failoverDefaults"]').textContent = "failoverDefaults is not valid JSON"; return; } }
+  try {
+    if (id) { await api("PATCH", "admin/api-keys/" + encodeURIComponent(id), body); resetKeyForm(); }
+    else {
+      const d = await api("POST", "admin/api-keys", body);
+      $("key-secret-value").textContent = d.secret || d.apiKey?.secret || d.key || "";
+      $("key-secret").hidden = false; f.reset();
+    }
+    await keys();
+  } catch (e) { showFieldErrors(f, e, "kf-error"); }
+});
+$("key-secret-copy").addEventListener("click", () => copy("key-secret-value"));
+
+// ---------- users & usage ----------
+async function users() {
+  const u = await api("GET", "usage");
+  $("usage-view").replaceChildren(el("pre", { tabindex: "0" }, JSON.stringify(u, null, 2)));
+}
+$("user-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  try {
+    const d = await api("GET", "admin/users/" + encodeURIComponent($("user-id").value.trim()));
+    const u = d.user || d;
+    table("user-view", ["Field", "Value"], [
+      ["Points allowance / month", String(u.monthlyPoints)], ["Points used", String(u.pointsUsed)], ["Renewal day", String(u.renewalDay)],
+      ["Period start", fmtTime(u.periodStart)], ["Usage by model", u.usageByModel ? "enabled" : "off"],
+      ["Budget (USD)", ((u.dollarLimitMicros || 0) / 1e6).toFixed(2)], ["Spend (USD)", ((u.spendMicros || 0) / 1e6).toFixed(2)]], "");
+  } catch (e) { $("user-view").replaceChildren(el("p", { class: "error" }, e.message)); }
+});
+
+// ---------- webhooks ----------
+let catalog = [];
+async function webhooks() {
+  const d = await api("GET", "admin/webhooks");
+  catalog = d.eventCatalog || [];
+  table("wh-table", ["URL", "Events", "Enabled", "Failures", ""], (d.webhooks || []).map((w) => [
+    w.url, (w.events || []).join(", "), w.enabled ? "yes" : "no" + (w.disabledReason ? ` (${w.disabledReason})` : ""), String(w.consecutiveFailures || 0),
+    el("span", {},
+      el("button", { type: "button", class: "link", onclick: () => deliveries(w) }, "Deliveries"),
+      el("button", { type: "button", class: "link", onclick: () => whAction(w, "POST", "/test") }, "Send test"),
+      el("button", { type: "button", class: "link", onclick: () => rotate(w) }, "Rotate secret"),
+      el("button", { type: "button", class: "link", onclick: () => whAction(w, "PATCH", "", { enabled: !w.enabled }) }, w.enabled ? "Disable" : "Enable")),
+  ]), "No webhook endpoints yet.");
+}
+async function whAction(w, method, suffix, body) {
+  try { await api(method, "admin/webhooks/" + encodeURIComponent(w.id) + suffix, body); await webhooks(); if (suffix === "/test") await deliveries(w); }
+  catch (e) { banner(e.message); if (suffix === "/test") await deliveries(w); }
+}
+async function rotate(w) {
+  if (!confirm(`Rotate the signing secret of ${w.url}? The old one keeps signing for a day.`)) return;
+  try { const d = await api("POST", "admin/webhooks/" + encodeURIComponent(w.id) + "/rotate-secret", {}); $("wh-secret-value").textContent = d.webhook.secret; $("wh-secret").hidden = false; }
+  catch (e) { banner(e.message); }
+}
+async function deliveries(w) {
+  const d = await api("GET", `admin/webhooks/${encodeURIComponent(w.id)}/deliveries?limit=${PAGE}`);
+  $("wh-deliveries-title").textContent = "Deliveries to " + w.url;
+  table("wh-deliveries", ["When", "Event", "Attempt", "Status", "Response", "Latency", "Error"], (d.deliveries || []).map((a) => [
+    fmtTime(a.at), a.eventType, String(a.attempt), a.status, a.statusCode ? String(a.statusCode) : "—", a.latencyMs + " ms", a.error || ""]), "No deliveries yet.");
+}
+$("wh-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  try {
+    const d = await api("POST", "admin/webhooks", { url: $("wh-url").value.trim(), description: $("wh-desc").value, events: list($("wh-events").value), enabled: true });
+    $("wh-secret-value").textContent = d.webhook.secret; $("wh-secret").hidden = false; f.reset(); $("wh-error").textContent = "";
+    await webhooks();
+  } catch (e) { showFieldErrors(f, e, "wh-error"); }
+});
+$("wh-secret-copy").addEventListener("click", () => copy("wh-secret-value"));
+
+// ---------- audit ----------
+let auditCursor = "";
+async function audit(append) {
+  if ($("af-type").options.length === 1) {
+    const d = await api("GET", "admin/webhooks");
+    for (const t of d.eventCatalog || []) $("af-type").append(el("option", {}, t));
+  }
+  const q = new URLSearchParams({ limit: String(PAGE) });
+  for (const [name, id] of [["type", "af-type"], ["severity", "af-severity"], ["startDate", "af-start"], ["endDate", "af-end"], ["userId", "af-user"], ["apiKeyId", "af-key"], ["search", "af-search"]]) {
+    if ($(id).value) q.set(name, $(id).value);
+  }
+  if (append && auditCursor) q.set("cursor", auditCursor);
+  $("audit-error").textContent = "";
+  let d;
+  try { d = await api("GET", "admin/audit-logs?" + q); } catch (e) { if (e.status === 400) { $("audit-error").textContent = e.message; return; } throw e; }
+  auditCursor = d.pagination?.nextCursor || "";
+  $("audit-more").hidden = !auditCursor;
+  table("audit-table", ["When", "Type", "Severity", "Description", "Request", ""], (d.logs || []).map((e) => [
+    fmtTime(e.timestamp), e.type, e.severity, e.description,
+    e.metadata?.requestId ? el("button", { type: "button", class: "link", onclick: () => { $("af-search").value = e.metadata.requestId; $("af-type").value = ""; audit(); } }, e.metadata.requestId) : "",
+    el("button", { type: "button", class: "link", onclick: () => { const p = $("audit-detail"); p.textContent = JSON.stringify(e, null, 2); p.hidden = false; p.focus(); } }, "Detail"),
+  ]), "No audit entries match.");
+}
+$("audit-form").addEventListener("submit", (e) => { e.preventDefault(); audit().catch((x) => banner(x.message)); });
+$("audit-more").addEventListener("click", () => audit(true).catch((e) => banner(e.message)));
+
+// ---------- breakers ----------
+async function breakers() {
+  const d = await api("GET", "admin/circuit-breakers");
+  table("br-table", ["Subject", "Reason", "Opened by", "Opened", "Closes", ""], (d.circuitBreakers || []).map((b) => [
+    b.subject, b.reason || "", b.openedBy, fmtTime(b.openedAt), b.closesAt ? fmtTime(b.closesAt) : "when closed",
+    el("button", { type: "button", class: "link", onclick: () => closeBreaker(b) }, "Close"),
+  ]), "No breaker is open.");
+}
+async function closeBreaker(b) {
+  const reason = prompt(`Close the breaker on ${b.subject}? Reason:`);
+  if (reason === null) return;
+  try { await api("DELETE", `admin/circuit-breakers/${encodeURIComponent(b.subjectType)}/${encodeURIComponent(b.subjectId)}?reason=${encodeURIComponent(reason)}`); await breakers(); }
+  catch (e) { banner(e.message); }
+}
+$("br-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  try { await api("POST", "admin/circuit-breakers", { subjectType: $("br-type").value, subjectId: $("br-id").value.trim(), reason: $("br-reason").value.trim() }); f.reset(); $("br-error").textContent = ""; await breakers(); }
+  catch (e) { showFieldErrors(f, e, "br-error"); }
+});
+
+// ---------- playground ----------
+async function playground() {
+  if ($("pg-m1").options.length) return;
+  const d = await api("GET", "v1/models");
+  const ids = (d.data || []).map((m) => m.id).sort();
+  for (const s of document.querySelectorAll(".pg-model")) {
+    if (s.id !== "pg-m1") s.append(el("option", { value: "" }, "—"));
+    for (const id of ids) s.append(el("option", { value: id }, id));
+  }
+}
+function chatBody(stream) {
+  const models = [...new Set([...document.querySelectorAll(".pg-model")].map((s) => s.value).filter(Boolean))];
+  const redundancy = { on: [...document.querySelectorAll("#pg-on input:checked")].map((c) => c.value) };
+  if ($("pg-timeout").value) redundancy.timeout_ms = Number($("pg-timeout").value);
+  if ($("pg-ftt").value) redundancy.first_token_timeout_ms = Number($("pg-ftt").value);
+  return { models, redundancy, messages: [{ role: "user", content: $("pg-prompt").value }], stream };
+}
+function attempts(report) {
+  table("pg-attempts", ["Model", "Status", "Reason", "Latency"], (report?.attempts || []).map((a) =>
+    [a.model, el("span", { class: "status-" + a.status }, a.status), a.reason || "", a.latency_ms + " ms"]), "Single model: no failover report.");
+}
+$("pg-check").addEventListener("click", async () => {
+  try { const d = await api("POST", "policy-check", chatBody(false), $("pg-key").value.trim()); $("pg-policy").textContent = JSON.stringify(d, null, 2); }
+  catch (e) { $("pg-policy").textContent = `${e.status}: ${e.message}`; }
+});
+$("pg-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("pg-answer").textContent = ""; $("pg-error").textContent = ""; $("pg-attempts").replaceChildren();
+  const key = $("pg-key").value.trim();
+  const headers = { "Content-Type": "application/json" };
+  if (key) headers["Authorization"] = "Bearer " + key;
+  const res = await fetch("api/v1/chat/completions", { method: "POST", headers, body: JSON.stringify(chatBody(true)), credentials: "same-origin" });
+  if (!res.ok) {
+    const d = await res.json().catch(() => ({}));
+    if (res.status === 401 && (d.error === "Session expired" || d.error === "Not signed in")) return sessionEnded(d.message);
+    $("pg-error").textContent = `${res.status}: ${d.error?.message || d.message || d.error}`;
+    if (d.error?.attempts || d.attempts) attempts({ attempts: d.error?.attempts || d.attempts });
+    return;
+  }
+  // Server-sent events: the first chunk carries the attempt report, then the text streams in.
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const frame = buf.slice(0, i); buf = buf.slice(i + 2);
+      const data = frame.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("");
+      if (!data || data === "[DONE]") continue;
+      const c = JSON.parse(data);
+      if (c.error) { $("pg-error").textContent = "stream ended with an error: " + c.error.message; continue; }
+      if (c.secureai) { attempts(c.secureai.failover); $("pg-answer").dataset.served = c.secureai.served_model; }
+      $("pg-answer").textContent += c.choices?.[0]?.delta?.content || "";
+    }
+  }
+});
+
+startSession();

@@ -1,0 +1,367 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/tidwall/gjson"
+
+	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/console"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+)
+
+// EnvScreenshots names a folder to keep the browser test's screenshots in (the README's come
+// from there); unset, they go to the test's temporary folder.
+const EnvScreenshots = "SECUREAI_CONSOLE_SCREENSHOTS"
+
+// server is the gateway as `make run` serves it (gateway.Local on the embedded store, the demo
+// provider), on a loopback port.
+type server struct {
+	url   string
+	admin string // the bootstrap admin key
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	cat, stopDemo, err := gateway.Catalog("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	deps, wait, err := gateway.Local(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := gateway.Bootstrap(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw.Mux())
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		wait()
+		store.Close()
+		stopDemo()
+	})
+	return &server{url: srv.URL, admin: secret}
+}
+
+// call sends a request to the gateway's API with key and returns the status and parsed body.
+func (s *server) call(t *testing.T, method, path, key, body string) (int, gjson.Result) {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, gjson.ParseBytes(b)
+}
+
+// browser starts the distribution's Chromium, headless, on a fresh profile. A missing Chromium
+// fails the test with how to install it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("the console's browser test needs Chromium: run `make test-tools` as root (it runs apt-get install -y chromium), " +
+			"or install Debian's chromium package yourself (sudo apt-get install chromium)")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, bound to ctx (no timeout here)
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+func screenshotDir(t *testing.T) string {
+	if dir := os.Getenv(EnvScreenshots); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.TempDir()
+}
+
+type step = chromedp.Action[chromedp.Void]
+
+// waitText waits until the text of the element sel contains want.
+func waitText(sel, want string) step {
+	return waitFor(fmt.Sprintf(`(document.querySelector(%q)?.textContent || "").includes(%q)`, sel, want))
+}
+
+// waitFor waits until the JavaScript expression is truthy.
+func waitFor(expr string) step {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))
+}
+
+// js runs a statement in the page.
+func js(stmt string) step { return chromedp.Evaluate[chromedp.Void](stmt) }
+
+// TestConsoleInABrowser walks the console as an operator does, in Chromium: sign in (a normal key
+// refused), create a key, use it for a failover in the playground, see the failover on the
+// overview and in the audit log, revoke the key and see its next call refused, register a webhook
+// receiver and see its delivery, sign out. Every page is screenshotted; every request the page
+// made is checked to carry no key in its URL.
+func TestConsoleInABrowser(t *testing.T) {
+	s := newServer(t)
+	bctx := browser(t)
+	ctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
+	defer cancel()
+	shots := screenshotDir(t)
+
+	var mu sync.Mutex
+	var urls []string
+	go func() {
+		for ev, err := range chromedp.Events(ctx, network.RequestWillBeSent) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			urls = append(urls, ev.Request.URL)
+			mu.Unlock()
+		}
+	}()
+	run := func(what string, steps ...step) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
+			t.Fatalf("%s: %v\npage text:\n%s", what, err, body)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.textContent || ""`, sel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	shot := func(name string) {
+		t.Helper()
+		run("settle before "+name, chromedp.Sleep(150*time.Millisecond))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(name string) step { return chromedp.Navigate(s.url + "/console/#" + name) }
+	id := func(v string) chromedp.ID { return chromedp.ID(v) }
+	css := func(v string) chromedp.CSS { return chromedp.CSS(v) }
+
+	// A normal key is refused with a clear message; the admin key signs in.
+	status, normal := s.call(t, "POST", "/admin/api-keys", s.admin, `{"name":"not an admin"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("creating a normal key: %d %s", status, normal.Raw)
+	}
+	run("sign-in form", chromedp.Navigate(s.url+"/console"), chromedp.WaitVisible(id("signin-key")))
+	run("normal key refused", chromedp.SendKeys(id("signin-key"), normal.Get("secret").String()),
+		chromedp.Click(css(`#signin-form button[type="submit"]`)), waitText("#signin-error", "Not an admin key"))
+	shot("signin")
+	run("sign in", chromedp.SendKeys(id("signin-key"), s.admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
+		chromedp.WaitVisible(id("overview")), waitText("#who", "bootstrap admin"))
+
+	// The session cookie: HttpOnly, SameSite=Strict, with an expiry (not Secure: this is loopback).
+	cookies, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session *network.Cookie
+	for _, c := range cookies.Cookies {
+		if c.Name == console.CookieName {
+			session = c
+		}
+	}
+	switch {
+	case session == nil:
+		t.Fatalf("no %s cookie after signing in: %v", console.CookieName, cookies.Cookies)
+	case !session.HTTPOnly || session.SameSite != network.CookieSameSiteStrict || session.Session || session.Expires <= float64(time.Now().Unix()):
+		t.Errorf("session cookie flags: httpOnly %v sameSite %v session %v expires %v", session.HTTPOnly, session.SameSite, session.Session, session.Expires)
+	case session.Value == s.admin:
+		t.Error("the session cookie holds the admin key itself")
+	}
+	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie`))
+	if err != nil || strings.Contains(stored, "sk-") {
+		t.Errorf("a key is readable by the page's script (%v): %s", err, stored)
+	}
+
+	// Create a key; its secret is shown once.
+	run("create a key", page("keys"), chromedp.WaitVisible(id("kf-name")),
+		chromedp.SendKeys(id("kf-name"), "browser test key"), chromedp.Click(id("kf-submit")),
+		chromedp.WaitVisible(id("key-secret")), waitText("#key-table", "browser test key"))
+	secret := text("#key-secret-value")
+	if !strings.HasPrefix(secret, "sk-") {
+		t.Fatalf("the created key's secret shown is %q", secret)
+	}
+	// A validation error appears next to its field.
+	run("validation error", chromedp.SendKeys(id("kf-name"), "bad limits"), chromedp.SendKeys(id("kf-dailyLimit"), "-5"),
+		chromedp.Click(id("kf-submit")), waitText(`[data-for="dailyLimit"]`, "dailyLimit"))
+	shot("keys")
+
+	// The playground: the policy check, then the failover demo/error-500 → demo/ok with the new key.
+	playground := chromedp.Steps(page("playground"), waitFor(`document.querySelectorAll("#pg-m2 option").length > 2`),
+		chromedp.SetValue(id("pg-m1"), "demo/error-500"), chromedp.SetValue(id("pg-m2"), "demo/ok"),
+		chromedp.SetValue(id("pg-key"), secret))
+	run("policy check", playground, chromedp.Click(id("pg-check")), waitText("#pg-policy", `"allowed": true`))
+	run("failover", chromedp.Click(id("pg-send")), waitText("#pg-attempts", "served"),
+		waitText("#pg-attempts", "server_error"), waitFor(`document.getElementById("pg-answer").textContent.length > 0`))
+	served, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("pg-answer").dataset.served`))
+	if err != nil || served != "demo/ok" {
+		t.Errorf("the playground's answer came from %q (%v), want demo/ok", served, err)
+	}
+	shot("playground")
+
+	// The overview counts the failover (the audit log is written in the background: reload until
+	// it shows).
+	run("overview", page("overview"), chromedp.WaitVisible(id("ov-range")),
+		waitFor(`(() => { const n = document.getElementById("ov-failovers"); if (n && n.textContent === "1") return true;
+			document.getElementById("ov-range").dispatchEvent(new Event("change")); return false; })()`),
+		waitText("#ov-models", "demo/error-500"), waitText("#ov-reasons", "server_error"), chromedp.WaitVisible(css("#ov-chart rect.bar")))
+	shot("overview")
+	run("overview at phone width", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css("#ov-chart rect.bar")))
+	shot("overview-phone")
+	run("back to desktop width", chromedp.EmulateViewport(1280, 900))
+
+	// The audit page shows the failover; its request id filters to the request's entries.
+	run("audit", page("audit"), waitFor(`document.querySelectorAll("#af-type option").length > 2`),
+		chromedp.SetValue(id("af-type"), "api:model_failover"), chromedp.Click(css(`#audit-form button[type="submit"]`)),
+		waitText("#audit-table", "api:model_failover"), chromedp.Click(css(`#audit-table tbody td:nth-child(5) button`)),
+		waitFor(`document.getElementById("af-search").value.length > 0`), waitText("#audit-table", "api:model_failover"),
+		js(`[...document.querySelectorAll("#audit-table tbody tr")].find(r => r.cells[1].textContent === "api:model_failover").cells[5].querySelector("button").click()`),
+		waitText("#audit-detail", `"failedModel": "demo/error-500"`))
+	shot("audit")
+
+	// Revoke the key (confirming), then its next call in the playground is refused.
+	run("revoke", page("keys"), waitText("#key-table", "browser test key"), js(`window.confirm = () => true`),
+		js(`[...document.querySelectorAll("#key-table tbody tr")].find(r => r.cells[0].textContent === "browser test key").querySelector("[data-revoke]").click()`),
+		waitFor(`[...document.querySelectorAll("#key-table tbody tr")].some(r => r.cells[0].textContent === "browser test key" && r.cells[5].textContent === "revoked")`))
+	run("revoked key refused", playground, chromedp.Click(id("pg-send")), waitText("#pg-error", "401"))
+
+	// A webhook receiver on loopback gets the test event.
+	received := make(chan http.Header, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-SecureAI-Event") != "webhook:test" {
+			return // the endpoint takes every event ("*"); only the test one is awaited
+		}
+		select {
+		case received <- r.Header.Clone():
+		default:
+		}
+	}))
+	defer receiver.Close()
+	run("webhook", page("webhooks"), chromedp.WaitVisible(id("wh-url")),
+		chromedp.SendKeys(id("wh-url"), receiver.URL+"/hook"), chromedp.Click(css(`#wh-form button[type="submit"]`)),
+		chromedp.WaitVisible(id("wh-secret")), waitText("#wh-table", receiver.URL),
+		js(`[...document.querySelectorAll("#wh-table button")].find(b => b.textContent === "Send test").click()`),
+		waitText("#wh-deliveries", "webhook:test"), waitText("#wh-deliveries", "200"))
+	select {
+	case h := <-received:
+		if h.Get("X-SecureAI-Event") != "webhook:test" {
+			t.Errorf("the receiver got event %q", h.Get("X-SecureAI-Event"))
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the webhook receiver got nothing")
+	}
+	shot("webhooks")
+
+	run("users", page("users"), waitText("#usage-view", "points"))
+	shot("users")
+	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "user_browser"),
+		chromedp.SetValue(id("br-type"), "user"), chromedp.SendKeys(id("br-reason"), "browser test"),
+		chromedp.Click(css(`#br-form button[type="submit"]`)), waitText("#br-table", "user:user_browser"))
+	shot("breakers")
+
+	// Sign out ends the session on the server: its cookie no longer works anywhere.
+	run("sign out", chromedp.Click(id("signout")), chromedp.WaitVisible(id("signin-key")))
+	req, _ := http.NewRequest("GET", s.url+"/console/api/admin/api-keys", nil)
+	req.AddCookie(&http.Cookie{Name: console.CookieName, Value: session.Value})
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the signed-out session's cookie still gets %d", res.StatusCode)
+	}
+
+	// No request the console made carried a key in its URL.
+	cancel()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(urls) < 10 {
+		t.Errorf("only %d requests recorded", len(urls))
+	}
+	for _, u := range urls {
+		if strings.Contains(u, "sk-") || strings.Contains(u, s.admin[3:]) || strings.Contains(u, secret[3:]) {
+			t.Errorf("a request URL carries a key: %s", u)
+		}
+	}
+
+	// Every change made in the console is an audit entry naming it (written in the background:
+	// the last ones may take a moment).
+	wanted := []string{"sign_in ", "sign_out ", "request POST /admin/api-keys", "request POST /v1/chat/completions",
+		"request POST /policy-check", "request DELETE /admin/api-keys/", "request POST /admin/webhooks", "request POST /admin/circuit-breakers"}
+	var missing []string
+	var all string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		status, logs := s.call(t, "GET", "/admin/audit-logs?type=admin:console_action&limit=200", s.admin, "")
+		if status != http.StatusOK {
+			t.Fatalf("audit query: %d %s", status, logs.Raw)
+		}
+		var got []string
+		for _, e := range logs.Get("logs").Array() {
+			got = append(got, e.Get("metadata.data.action").String()+" "+e.Get("metadata.data.target.id").String())
+		}
+		all, missing = strings.Join(got, "\n"), nil
+		for _, want := range wanted {
+			if !strings.Contains(all, want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("no console audit entries %q among:\n%s", missing, all)
+	}
+}

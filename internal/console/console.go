@@ -1,0 +1,112 @@
+// Package console serves the web console: a few static pages (embedded, no build step, nothing
+// fetched at run time) and, under /console/api/, the gateway's own API routes called in-process
+// on the operator's behalf. The browser never holds an API key: signing in trades an admin key
+// for a session (session.go), and every change sent through the console is an audit event.
+package console
+
+import (
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Routes are where the console is mounted (ServeMux patterns, no method: it answers its own).
+var Routes = []string{"/console", "/console/"}
+
+// DefaultSessionTTL is how long a console session lasts when Config.SessionTTL is unset: a
+// working day, after which the operator signs in again.
+const DefaultSessionTTL = 8 * time.Hour
+
+// Config is what the console needs.
+type Config struct {
+	// API serves the gateway's routes (/admin/…, /usage, /policy-check, /v1/chat/completions):
+	// the console's calls go there with the session's key, exactly as a client's would.
+	API http.Handler
+	// Keys looks up the key an operator signs in with and the session's key.
+	Keys identity.KeyFinder
+	// Sessions mints and revokes the session keys.
+	Sessions *keyadmin.Service
+	// Events receives one admin:console_action event per action; nil discards them.
+	Events     event.Publisher
+	Log        *slog.Logger
+	SessionTTL time.Duration
+	Now        func() time.Time
+}
+
+// Console is the console's handler.
+type Console struct {
+	c Config
+}
+
+// New returns the console's handler, mounted at Routes.
+func New(c Config) *Console {
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Events == nil {
+		c.Events = event.Discard{}
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Console{c: c}
+}
+
+// Handler returns every console route behind its security headers and Go's cross-origin
+// protection (a state-changing request from another origin is refused before any handler runs).
+func (cn *Console) Handler() http.Handler {
+	static, _ := fs.Sub(assets, "assets") // the embedded tree always has it
+	mux := http.NewServeMux()
+	// A relative Location keeps an API Gateway stage prefix (/prod/console → /prod/console/);
+	// http.Redirect would make it absolute from the path the function sees, which has none.
+	mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "console/")
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.Handle("GET /console/{$}", serveFile(static, "index.html"))
+	mux.Handle("GET /console/assets/", http.StripPrefix("/console/assets/", http.FileServerFS(static)))
+	mux.HandleFunc("POST /console/session", cn.signIn)
+	mux.HandleFunc("GET /console/session", cn.whoAmI)
+	mux.HandleFunc("DELETE /console/session", cn.signOut)
+	mux.HandleFunc("/console/api/", cn.proxy)
+	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusNotFound, "Not found", "no console route "+r.Method+" "+r.URL.Path)
+	})
+	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+}
+
+// ContentSecurityPolicy allows the console's own files and nothing else: no inline script or
+// style, no other origin, no framing.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func serveFile(fsys fs.FS, name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(w, r, fsys, name)
+	})
+}

@@ -1,0 +1,51 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/secureai-gateway/gateway/internal/console"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+)
+
+var consoleRoutes = console.Routes
+
+// NewConsole builds the web console at /console/… for a function of its own: the routes its
+// pages call (the admin API, GET /usage, POST /policy-check, GET /v1/models and
+// POST /v1/chat/completions) are built here from the same builders, and called in-process.
+func NewConsole(d Deps) (http.Handler, error) {
+	d = d.withDefaults()
+	svc, router, err := completions(d)
+	if err != nil {
+		return nil, err
+	}
+	api := http.NewServeMux()
+	mount := func(h http.Handler, routes []string) {
+		for _, p := range httpapi.Paths(routes...) {
+			api.Handle(p, h)
+		}
+	}
+	mount(models(d, router), modelsRoutes)
+	mount(openAIChat(d, svc, newGuard(d)), openAIChatRoutes)
+	mount(policyCheck(d, svc), policyCheckRoutes)
+	for _, e := range []struct {
+		build  func(Deps) (http.Handler, error)
+		routes []string
+	}{{NewAdmin, adminRoutes}, {NewUsage, usageRoutes}} {
+		h, err := e.build(d)
+		if err != nil {
+			return nil, err // the console needs both: its function's environment names their tables
+		}
+		mount(h, e.routes)
+	}
+	return consoleOver(d, api)
+}
+
+// consoleOver builds the console over api; an *OffError when the Deps cannot mint sessions or
+// audit the console's actions.
+func consoleOver(d Deps, api http.Handler) (http.Handler, error) {
+	if d.KeyAdmin == nil || d.Events == nil {
+		return nil, &OffError{"/console", "the users table (SECUREAI_TABLE_USERS) and the event bus (SECUREAI_EVENT_BUS)"}
+	}
+	c := console.New(console.Config{API: api, Keys: d.Keys, Sessions: d.KeyAdmin, Events: d.Events, Log: d.Log})
+	return httpapi.WithRequestID(c.Handler()), nil
+}
