@@ -40,7 +40,11 @@ func emitted(t *testing.T) []event.Event {
 		if !typ.IsAdmin() {
 			continue
 		}
-		e, err := event.AdminEvent(typ, event.Admin{Action: "update", Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: sub},
+		action := "update"
+		if typ == event.AdminConsoleAction {
+			action = "sign_in" // the console's actions are its own: sign_in, sign_out, request
+		}
+		e, err := event.AdminEvent(typ, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: sub},
 			map[string]any{"enabled": false}, map[string]any{"enabled": true}, now)
 		if err != nil {
 			t.Fatal(err)

@@ -34,6 +34,14 @@ func TestCORS(t *testing.T) {
 				methods[r.path] = append(methods[r.path], strings.ToUpper(r.method))
 			}
 			for path, ms := range methods {
+				if path == "/console" || strings.HasPrefix(path, "/console/") {
+					// The web console is served to its own origin only (a SameSite=Strict
+					// session, cross-origin requests refused): no preflight may admit another.
+					if _, ok := preflights[path]; ok {
+						t.Errorf("%s has a CORS preflight: the console must stay same-origin", path)
+					}
+					continue
+				}
 				pre, ok := preflights[path]
 				if !ok {
 					t.Errorf("%s has no CORS preflight (OPTIONS)", path)

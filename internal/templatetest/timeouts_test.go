@@ -118,8 +118,8 @@ func TestIntegrationTimeoutsCoverTheFunctions(t *testing.T) {
 		}
 	}
 	// The chat routes, and the console's (its playground streams the answer).
-	wanted := []string{"POST /v1/chat/completions", "POST /chat/completions",
-		"X-AMAZON-APIGATEWAY-ANY-METHOD /console", "X-AMAZON-APIGATEWAY-ANY-METHOD /console/{proxy+}"}
+	wanted := []string{"POST /v1/chat/completions", "POST /chat/completions", "GET /console",
+		"GET /console/{proxy+}", "POST /console/{proxy+}", "PUT /console/{proxy+}", "PATCH /console/{proxy+}", "DELETE /console/{proxy+}"}
 	for _, want := range wanted {
 		if !streaming[want] {
 			t.Errorf("%s does not stream through API Gateway", want)
