@@ -264,7 +264,10 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The audit page shows the failover; its request id filters to the request's entries.
 	run("audit", page("audit"), waitFor(`document.querySelectorAll("#af-type option").length > 2`),
 		chromedp.SetValue(id("af-type"), "api:model_failover"), chromedp.Click(css(`#audit-form button[type="submit"]`)),
-		waitText("#audit-table", "api:model_failover"), chromedp.Click(css(`#audit-table tbody td:nth-child(5) button`)),
+		// The filtered table, not the one before it (which lists the failover too, among others).
+		waitFor(`(() => { const rows = [...document.querySelectorAll("#audit-table tbody tr")];
+			return rows.length > 0 && rows.every(r => r.cells.length > 1 && r.cells[1].textContent === "api:model_failover"); })()`),
+		chromedp.Click(css(`#audit-table tbody td:nth-child(5) button`)),
 		waitFor(`document.getElementById("af-search").value.length > 0`), waitText("#audit-table", "api:model_failover"),
 		js(`[...document.querySelectorAll("#audit-table tbody tr")].find(r => r.cells[1].textContent === "api:model_failover").cells[5].querySelector("button").click()`),
 		waitText("#audit-detail", `"failedModel": "demo/error-500"`))
