@@ -19,6 +19,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/envvar"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/localserver"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	deps, wait, err := gateway.Local(ctx, env, cat, store, log)
+	deps, wait, err := localserver.Deps(ctx, env, cat, store, log)
 	if err != nil {
 		return err
 	}

@@ -22,13 +22,14 @@ import (
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/console"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/localserver"
 )
 
 // EnvScreenshots names a folder to keep the browser test's screenshots in (the README's come
 // from there); unset, they go to the test's temporary folder.
 const EnvScreenshots = "SECUREAI_CONSOLE_SCREENSHOTS"
 
-// server is the gateway as `make run` serves it (gateway.Local on the embedded store, the demo
+// server is the gateway as `make run` serves it (localserver.Deps on the embedded store, the demo
 // provider), on a loopback port.
 type server struct {
 	url   string
@@ -47,7 +48,7 @@ func newServer(t *testing.T) *server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps, wait, err := gateway.Local(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
+	deps, wait, err := localserver.Deps(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/localserver"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
@@ -60,7 +61,7 @@ func (u *recordingUpstream) recorded() []upstreamCall {
 	return append([]upstreamCall(nil), u.calls...)
 }
 
-// localGateway is the gateway `make run` serves — gateway.Local on the embedded store — in front
+// localGateway is the gateway `make run` serves — localserver.Deps on the embedded store — in front
 // of fake providers: "fake" opts in to entitlement tokens, "other" does not. Models cost points:
 // fake/error-500 5, everything else 1.
 type localGateway struct {
@@ -100,7 +101,7 @@ func newLocalGateway(t testing.TB, policies string) *localGateway {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps, wait, err := gateway.Local(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
+	deps, wait, err := localserver.Deps(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}

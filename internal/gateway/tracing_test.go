@@ -15,6 +15,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/localserver"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/tracing/otlptest"
@@ -75,7 +76,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env := gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, Tracing: tracing.Config{OTLP: true}}
-	deps, wait, err := gateway.Local(ctx, env, cat, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	deps, wait, err := localserver.Deps(ctx, env, cat, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

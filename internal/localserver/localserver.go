@@ -1,4 +1,7 @@
-package gateway
+// Package localserver assembles the local server, `make run`: every feature of the gateway on the
+// embedded store (internal/boltstore) and the in-process event pipeline (internal/localevents).
+// Only cmd/gateway and tests import it, so no Lambda function links the embedded store.
+package localserver
 
 import (
 	"cmp"
@@ -17,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
+	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/ledger"
@@ -29,12 +33,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
-// Local assembles every feature on the embedded store: keys behind an in-process cache that an
+// Deps assembles every feature on the embedded store: keys behind an in-process cache that an
 // admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
 // billing, circuit breakers, the signing keyset, receipts, and the in-process event pipeline that
 // delivers webhooks and writes the audit log. wait stops the background work and returns once it
 // has (the last counts saved, pending events handed on).
-func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d Deps, wait func(), err error) {
+func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
 	reach, err := webhook.ParseReach(os.Getenv(webhook.EnvAllowPrivate), webhook.ReachLoopback)
 	if err != nil {
 		return d, nil, err
@@ -69,7 +73,7 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		return d, nil, err
 	}
 	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
-	policies, err := Policies(cat)
+	policies, err := gateway.Policies(cat)
 	if err != nil {
 		return d, nil, err
 	}
@@ -99,7 +103,7 @@ func Local(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.
 		}
 	}
 
-	return Deps{
+	return gateway.Deps{
 		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
 		Idempotency: store,
