@@ -18,12 +18,9 @@ func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &access{}
-		aw := &statusWriter{ResponseWriter: w}
+		aw := &StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(aw, r.WithContext(context.WithValue(r.Context(), accessKey{}, rec)))
-		status := aw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := aw.Status()
 		attrs := []slog.Attr{
 			slog.String("request_id", identity.RequestID(r.Context())),
 			slog.String("route", r.Method+" "+r.URL.Path),
@@ -66,21 +63,30 @@ func noteKey(ctx context.Context, keyID string) {
 	}
 }
 
-// statusWriter notes the status and the bytes sent, keeping flushes working for streams.
-type statusWriter struct {
+// StatusWriter notes the status and the bytes sent, keeping flushes working for streams: the
+// access line and the tracer's server span read what a handler answered from it.
+type StatusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
 }
 
-func (w *statusWriter) WriteHeader(status int) {
+// Status is the status sent: 200 when the handler wrote nothing (net/http's implicit answer).
+func (w *StatusWriter) Status() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+func (w *StatusWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
+func (w *StatusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -91,7 +97,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // WriteString lets writers of strings (an answer's JSON is partly written as strings) reach the
 // real writer's WriteString instead of converting each string to a new []byte.
-func (w *statusWriter) WriteString(s string) (int, error) {
+func (w *StatusWriter) WriteString(s string) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -101,11 +107,11 @@ func (w *statusWriter) WriteString(s string) (int, error) {
 }
 
 // Flush keeps SSE frames leaving at once.
-func (w *statusWriter) Flush() {
+func (w *StatusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
 // Unwrap lets http.ResponseController reach the real writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

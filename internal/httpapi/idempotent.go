@@ -54,7 +54,7 @@ func Idempotent(w http.ResponseWriter, r *http.Request, guard *idempotency.Guard
 		return
 	}
 
-	rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
+	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 	recorded := false
 	// The record is written even when the caller has left (its retry must find it), so the store
 	// calls outlive the request's cancellation.
@@ -91,18 +91,18 @@ func replay(w http.ResponseWriter, rec *idempotency.Record) {
 
 // recorder keeps a copy of what the handler sends, while sending it (and flushing SSE frames) as usual.
 type recorder struct {
-	statusWriter
+	StatusWriter
 	buf bytes.Buffer
 }
 
 func (rw *recorder) Write(b []byte) (int, error) {
 	rw.buf.Write(b) // kept even if the caller is gone: the record is what a retry gets
-	return rw.statusWriter.Write(b)
+	return rw.StatusWriter.Write(b)
 }
 
-// WriteString is Write for strings: without it statusWriter's would be promoted, and a string
+// WriteString is Write for strings: without it StatusWriter's would be promoted, and a string
 // sent would be missing from the record.
 func (rw *recorder) WriteString(s string) (int, error) {
 	rw.buf.WriteString(s)
-	return rw.statusWriter.WriteString(s)
+	return rw.StatusWriter.WriteString(s)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -58,9 +59,9 @@ func (t *otelTracer) Handler(route string, h http.Handler) http.Handler {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		ctx, span := t.tracer.Start(ctx, route, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route)))
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httpapi.StatusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r.WithContext(ctx))
-		status := cmpStatus(sw.status)
+		status := sw.Status()
 		span.SetAttributes(attribute.Int("http.response.status_code", status))
 		if id := w.Header().Get("X-Request-Id"); id != "" {
 			span.SetAttributes(attribute.String("secureai.request_id", id))
@@ -74,13 +75,6 @@ func (t *otelTracer) Handler(route string, h http.Handler) http.Handler {
 			_ = t.provider.ForceFlush(context.WithoutCancel(r.Context()))
 		}
 	})
-}
-
-func cmpStatus(s int) int {
-	if s == 0 {
-		return http.StatusOK
-	}
-	return s
 }
 
 // Attempt implements completion.Tracer: a client span `chat {model}`.
@@ -154,33 +148,3 @@ func (p propagating) RoundTrip(r *http.Request) (*http.Response, error) {
 	p.propagator.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
 	return p.base.RoundTrip(r)
 }
-
-// statusWriter notes the response's status, keeping flushes working for streams.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush keeps SSE frames leaving at once.
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
