@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,10 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/console"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/localserver"
+	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
 )
 
 // EnvScreenshots names a folder to keep the browser test's screenshots in (the README's come
@@ -42,33 +40,9 @@ func newServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps, wait, err := localserver.Deps(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, err := gateway.Bootstrap(ctx, store, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gw.Mux())
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		wait()
-		store.Close()
-		stopDemo()
-	})
-	return &server{url: srv.URL, admin: secret}
+	t.Cleanup(stopDemo) // after the gateway (cleanups run last first)
+	srv := localservertest.Serve(t, cat, localservertest.Env(), nil)
+	return &server{url: srv.URL, admin: srv.Admin}
 }
 
 // call sends a request to the gateway's API with key and returns the status and parsed body.

@@ -2,29 +2,25 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/httpapi"
+
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/localserver"
+	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
@@ -95,32 +91,8 @@ func newLocalGateway(t testing.TB, policies string) *localGateway {
 			cat.Models[p+"/"+m] = &catalog.Model{Name: p + "/" + m, Provider: p, Upstream: m, Regions: []string{"us-east-1"}, Points: points}
 		}
 	}
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps, wait, err := localserver.Deps(ctx, gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20}, cat, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, err := gateway.Bootstrap(ctx, store, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		wait()
-		store.Close()
-	})
-	return &localGateway{url: srv.URL, admin: secret, up: up}
+	srv := localservertest.Serve(t, cat, localservertest.Env(), func(h http.Handler) http.Handler { return openapitest.Handler(t, h) })
+	return &localGateway{url: srv.URL, admin: srv.Admin, up: up}
 }
 
 // call sends body to path with the key and returns the status, headers and parsed body.

@@ -1,21 +1,16 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/hex"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/localserver"
+	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/tracing/otlptest"
@@ -68,27 +63,10 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 			"slow/ok":        {Name: "slow/ok", Provider: "slow", Upstream: "slow-1"},
 		},
 	}
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	env := gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, Tracing: tracing.Config{OTLP: true}}
-	deps, wait, err := localserver.Deps(ctx, env, cat, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, err := gateway.Bootstrap(ctx, store, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gw.Mux())
+	env := localservertest.Env()
+	env.Tracing = tracing.Config{OTLP: true}
+	srv := localservertest.Serve(t, cat, env, nil)
+	secret := srv.Admin
 
 	const prompt = "the secret prompt text 4711"
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -117,9 +95,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	if status, body := post(`{"model":"slow/ok","stream":true,"messages":[{"role":"user","content":"`+prompt+`"}]}`, ""); status != 200 || !strings.Contains(body, "world") {
 		t.Fatalf("streamed request: %d %s", status, body)
 	}
-	srv.Close()
-	cancel()
-	wait() // shuts the tracer down: every span is exported
+	srv.Stop() // shuts the tracer down: every span is exported
 
 	hexID := func(b []byte) string { return hex.EncodeToString(b) }
 	requests := receiver.Named("POST /v1/chat/completions")

@@ -1,0 +1,79 @@
+// Package localservertest starts the local server (`make run`'s gateway: localserver.Deps on an
+// embedded store in a test's temporary folder) behind an httptest server, for tests of several
+// packages that need the whole gateway in process.
+package localservertest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/localserver"
+)
+
+// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies.
+func Env() gateway.Env { return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20} }
+
+// Server is a running local gateway.
+type Server struct {
+	URL   string
+	Admin string // the bootstrap admin key's secret
+	// Stop stops the server and its background work (pending events handed on, the tracer
+	// shut down) and closes the store; t's cleanup calls it too, once in all.
+	Stop func()
+}
+
+// Serve starts the gateway over cat with env; wrap (nil: none) wraps its mux, e.g. in a
+// validator.
+func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, wrap func(http.Handler) http.Handler) *Server {
+	t.Helper()
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	deps, wait, err := localserver.Deps(ctx, env, cat, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		cancel()
+		store.Close()
+		t.Fatal(err)
+	}
+	stop := func() {
+		cancel()
+		wait()
+		store.Close()
+	}
+	secret, err := gateway.Bootstrap(ctx, store, "")
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(deps)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	var h http.Handler = gw.Mux()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	var once sync.Once
+	s := &Server{URL: srv.URL, Admin: secret, Stop: func() {
+		once.Do(func() {
+			srv.Close()
+			stop()
+		})
+	}}
+	t.Cleanup(s.Stop)
+	return s
+}
