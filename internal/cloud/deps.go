@@ -61,8 +61,11 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		Tracer:      c.Tracer,
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
-		Events:      c.Events,
 		ReadBudget:  &httpapi.KeyBudget{PerMinute: cmp.Or(c.Config.ReadBudget, httpapi.DefaultReadBudget)}, // per instance
+	}
+	if c.Config.EventBus != "" {
+		// Only a real bus: the console is off without one, as its actions must be audited.
+		d.Events = c.Events
 	}
 	if t.Limits != "" {
 		d.Limits = &limits.Limiter{Counter: c.Store}

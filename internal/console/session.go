@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 )
@@ -175,13 +176,13 @@ func (cn *Console) proxy(w http.ResponseWriter, r *http.Request) {
 		cn.c.API.ServeHTTP(w, out)
 		return
 	}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &httpapi.StatusWriter{ResponseWriter: w}
 	cn.c.API.ServeHTTP(rec, out)
 	ctx := identity.WithKey(r.Context(), k)
 	if identity.RequestID(ctx) == "" { // the API's handler gave the request its id
 		ctx = identity.WithRequestID(ctx, w.Header().Get("X-Request-Id"))
 	}
-	after := map[string]any{"status": rec.status}
+	after := map[string]any{"status": rec.Status()}
 	if reason := r.URL.Query().Get("reason"); reason != "" { // e.g. why a breaker was closed
 		after["reason"] = reason
 	}
@@ -205,30 +206,6 @@ func (cn *Console) unavailable(w http.ResponseWriter, r *http.Request, what stri
 	w.Header().Set("Retry-After", "5")
 	writeError(w, r, http.StatusServiceUnavailable, "Service unavailable", "the gateway's store did not answer; try again in a moment")
 }
-
-// statusRecorder remembers the status a handler wrote; Unwrap lets http.ResponseController reach
-// the real writer's Flush, so a proxied stream still streams.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if !s.wrote {
-		s.status, s.wrote = code, true
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	s.wrote = true
-	return s.ResponseWriter.Write(b)
-}
-
-func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
-
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // loopback reports whether the browser reached the console on a loopback address, the one place
 // a session cookie may travel over plain HTTP (make run).

@@ -7,8 +7,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
-var consoleRoutes = console.Routes
-
 // NewConsole builds the web console at /console/… for a function of its own: the routes its
 // pages call (the admin API, GET /usage, POST /policy-check, GET /v1/models and
 // POST /v1/chat/completions) are built here from the same builders, and called in-process.
@@ -19,23 +17,12 @@ func NewConsole(d Deps) (http.Handler, error) {
 		return nil, err
 	}
 	api := http.NewServeMux()
-	mount := func(h http.Handler, routes []string) {
-		for _, p := range httpapi.Paths(routes...) {
-			api.Handle(p, h)
-		}
-	}
-	mount(models(d, router), modelsRoutes)
-	mount(openAIChat(d, svc, newGuard(d)), openAIChatRoutes)
-	mount(policyCheck(d, svc), policyCheckRoutes)
-	for _, e := range []struct {
-		build  func(Deps) (http.Handler, error)
-		routes []string
-	}{{NewAdmin, adminRoutes}, {NewUsage, usageRoutes}} {
-		h, err := e.build(d)
-		if err != nil {
-			return nil, err // the console needs both: its function's environment names their tables
-		}
-		mount(h, e.routes)
+	mount(api, models(d, router), modelsRoutes)
+	mount(api, openAIChat(d, svc, newGuard(d)), openAIChatRoutes)
+	mount(api, policyCheck(d, svc), policyCheckRoutes)
+	// The console needs both: its function's environment names their tables.
+	if err := mountBuilt(api, d, false, builder{NewAdmin, adminRoutes}, builder{NewUsage, usageRoutes}); err != nil {
+		return nil, err
 	}
 	return consoleOver(d, api)
 }

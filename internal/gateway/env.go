@@ -1,9 +1,10 @@
 package gateway
 
 import (
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"os"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/demo"

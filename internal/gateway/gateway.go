@@ -16,6 +16,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/console"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
@@ -163,36 +164,22 @@ func New(d Deps) (*Gateway, error) {
 	}
 	guard := newGuard(d)
 	g := &Gateway{mux: http.NewServeMux()}
-	g.mount(models(d, router), modelsRoutes)
-	g.mount(openAIChat(d, svc, guard), openAIChatRoutes)
-	g.mount(classicChat(d, svc, guard), classicChatRoutes)
-	g.mount(policyCheck(d, svc), policyCheckRoutes)
-	for _, e := range []struct {
-		build  func(Deps) (http.Handler, error)
-		routes []string
-	}{{NewAdmin, adminRoutes}, {NewUsage, usageRoutes}, {NewJWKS, jwksRoutes}, {NewReceipts, receiptRoutes}, {NewOpenAPI, openAPIRoutes}} {
-		h, err := e.build(d)
-		var off *OffError
-		switch {
-		case errors.As(err, &off):
-			continue // a feature this deployment leaves off
-		case err != nil:
-			return nil, err
-		}
-		g.mount(h, e.routes)
+	mount(g.mux, models(d, router), modelsRoutes)
+	mount(g.mux, openAIChat(d, svc, guard), openAIChatRoutes)
+	mount(g.mux, classicChat(d, svc, guard), classicChatRoutes)
+	mount(g.mux, policyCheck(d, svc), policyCheckRoutes)
+	err = mountBuilt(g.mux, d, true, builder{NewAdmin, adminRoutes}, builder{NewUsage, usageRoutes},
+		builder{NewJWKS, jwksRoutes}, builder{NewReceipts, receiptRoutes}, builder{NewOpenAPI, openAPIRoutes})
+	if err != nil {
+		return nil, err
 	}
 	if d.Metrics != nil {
-		g.mount(metricsEndpoint(d), metricsRoutes)
+		mount(g.mux, metricsEndpoint(d), metricsRoutes)
 	}
 	// The console calls this very mux, so it shows every route the local server has.
-	c, err := consoleOver(d, g.mux)
-	var off *OffError
-	switch {
-	case errors.As(err, &off): // no users table or no events: no console
-	case err != nil:
+	overMux := func(d Deps) (http.Handler, error) { return consoleOver(d, g.mux) }
+	if err := mountBuilt(g.mux, d, true, builder{overMux, console.Routes}); err != nil {
 		return nil, err
-	default:
-		g.mount(c, consoleRoutes)
 	}
 	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
 	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))
@@ -200,10 +187,33 @@ func New(d Deps) (*Gateway, error) {
 	return g, nil
 }
 
-func (g *Gateway) mount(h http.Handler, routes []string) {
+func mount(mux *http.ServeMux, h http.Handler, routes []string) {
 	for _, p := range httpapi.Paths(routes...) {
-		g.mux.Handle(p, h)
+		mux.Handle(p, h)
 	}
+}
+
+// builder builds an endpoint a deployment may leave off (an *OffError), and names its routes.
+type builder struct {
+	build  func(Deps) (http.Handler, error)
+	routes []string
+}
+
+// mountBuilt builds and mounts each endpoint on mux. With optional, one the deployment leaves
+// off is skipped; without, its *OffError is returned like any other.
+func mountBuilt(mux *http.ServeMux, d Deps, optional bool, bs ...builder) error {
+	for _, b := range bs {
+		h, err := b.build(d)
+		var off *OffError
+		switch {
+		case optional && errors.As(err, &off):
+			continue // a feature this deployment leaves off
+		case err != nil:
+			return err
+		}
+		mount(mux, h, b.routes)
+	}
+	return nil
 }
 
 // Mux mounts every route, for the local server. Every response carries an X-Request-Id.

@@ -29,17 +29,9 @@ func NewOpenAPI(Deps) (http.Handler, error) {
 // on one handler: in the cloud they share the lightest function.
 func NewPublic(d Deps) (http.Handler, error) {
 	mux := http.NewServeMux()
-	for _, e := range []struct {
-		build  func(Deps) (http.Handler, error)
-		routes []string
-	}{{NewJWKS, jwksRoutes}, {NewOpenAPI, openAPIRoutes}} {
-		h, err := e.build(d)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range httpapi.Paths(e.routes...) {
-			mux.Handle(p, h)
-		}
+	// The API description needs nothing configured: it is served even when the JWKS is off.
+	if err := mountBuilt(mux, d, true, builder{NewJWKS, jwksRoutes}, builder{NewOpenAPI, openAPIRoutes}); err != nil {
+		return nil, err
 	}
 	mux.Handle("/", httpapi.WithRequestID(httpapi.NotFound(classicapi.Render)))
 	return mux, nil
