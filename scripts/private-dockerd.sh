@@ -40,6 +40,7 @@ ensure_installed() {
 start() {
 	[[ $(id -u) == 0 ]] || die "starting a private dockerd needs root: $install_hint"
 	mkdir -p "$dir"
+	: >"$dir/.private-dockerd" # stop removes only a folder start made
 	ensure_installed
 	command -v ip >/dev/null || die "the 'ip' command (iproute2) is needed to create the daemon's bridge"
 	# A bridge and subnet no one else on this machine uses: `ip link add` fails when the name is
@@ -76,6 +77,7 @@ start() {
 
 stop() {
 	[[ -d $dir ]] || return 0
+	[[ -f $dir/.private-dockerd ]] || die "$dir was not made by '$0 start': not removing it"
 	local pid i
 	if [[ -f $dir/dockerd.process ]]; then
 		pid=$(<"$dir/dockerd.process")

@@ -17,6 +17,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -47,7 +48,7 @@ func newHedgeEnv(t *testing.T, slow ...int) *hedgeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gw.Mux())
+	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
 	t.Cleanup(srv.Close)
 	return &hedgeEnv{url: srv.URL, fake: fake, obs: obs}
 }
