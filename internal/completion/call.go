@@ -113,10 +113,8 @@ type Outcome struct {
 	// ReceiptErr are failures to bill or to keep the receipt, after the answer was served.
 	Bill        *billing.Bill
 	ResumedBill *billing.Bill // what the resumed model's part cost
-	// Cancelled is what each attempt cancelled by a hedge cost (hedge_after_ms), in report order.
-	Cancelled  []billing.Bill
-	BillingErr error
-	ReceiptErr error
+	BillingErr  error
+	ReceiptErr  error
 	// Err is why the request did not end whole: a refusal, an exhausted chain, an interrupted
 	// stream, or chain.ErrCanceled when the caller went away. nil for a whole answer.
 	Err  error

@@ -241,9 +241,8 @@ func (c *Call) settleHedges(ctx context.Context, o *Outcome) {
 		if line.Status != chain.Cancelled || line.Reason != chain.HedgeLost || len(holds) == 0 {
 			continue
 		}
-		bill, err := holds[0].SettleCancelled(ctx, c.models[c.servedIndex(line.Model)])
+		_, err := holds[0].SettleCancelled(ctx, c.models[c.servedIndex(line.Model)])
 		holds = holds[1:]
-		o.Cancelled = append(o.Cancelled, bill)
 		o.BillingErr = errors.Join(o.BillingErr, err)
 	}
 	for _, h := range holds {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -43,8 +44,8 @@ func (r *resumption) chunk(c provider.Chunk) provider.Chunk {
 		}
 		if c.Usage != nil && err == nil && gjson.GetBytes(data, "usage").IsObject() {
 			u := r.callerUsage(*c.Usage)
-			data, err = sjson.SetBytes(data, "usage", map[string]int{"prompt_tokens": u.PromptTokens,
-				"completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens})
+			data, err = sjson.SetRawBytes(data, "usage", fmt.Appendf(nil, `{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}`,
+				u.PromptTokens, u.CompletionTokens, u.PromptTokens+u.CompletionTokens))
 		}
 		if content := gjson.GetBytes(data, "choices.0.delta.content"); err == nil && r.dropPrefix != "" && content.Str != "" {
 			data, err = sjson.SetBytes(data, "choices.0.delta.content", strings.TrimPrefix(content.Str, r.dropPrefix))

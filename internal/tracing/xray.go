@@ -50,29 +50,26 @@ func (s xrayAttempt) End(e completion.AttemptEnd) {
 	if e.Line.Reason != "" {
 		_ = seg.AddAnnotation("reason", string(e.Line.Reason))
 	}
-	meta := map[string]any{
-		AttrOperation:    operation,
-		AttrProvider:     providerName(s.start.Wire),
-		AttrRequestModel: s.start.Model,
-		AttrIndex:        s.start.Index,
-		AttrStatus:       string(e.Line.Status),
-		AttrRetry:        e.Line.Retry,
-		AttrServed:       e.Line.Status == chain.Served,
-	}
+	meta := func(k string, v any) { _ = seg.AddMetadata(k, v) }
+	meta(AttrOperation, operation)
+	meta(AttrProvider, providerName(s.start.Wire))
+	meta(AttrRequestModel, s.start.Model)
+	meta(AttrIndex, s.start.Index)
+	meta(AttrStatus, string(e.Line.Status))
+	meta(AttrRetry, e.Line.Retry)
+	meta(AttrServed, e.Line.Status == chain.Served)
 	if e.Line.Reason != "" {
-		meta[AttrReason] = string(e.Line.Reason)
+		meta(AttrReason, string(e.Line.Reason))
 	}
 	if e.ResponseModel != "" {
-		meta[AttrResponseModel] = e.ResponseModel
+		meta(AttrResponseModel, e.ResponseModel)
 	}
 	if u := e.Usage; u != nil {
-		meta[AttrInputTokens], meta[AttrOutputTokens] = u.PromptTokens, u.CompletionTokens
+		meta(AttrInputTokens, u.PromptTokens)
+		meta(AttrOutputTokens, u.CompletionTokens)
 	}
 	if et := errorType(e); et != "" {
-		meta[AttrErrorType] = et
-	}
-	for k, v := range meta {
-		_ = seg.AddMetadata(k, v)
+		meta(AttrErrorType, et)
 	}
 	seg.Close(nil)
 }
