@@ -177,11 +177,7 @@ func (s *Store) charge(ctx context.Context, id string, c billing.Charge) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
-		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-		ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
-	})
+	_, err = s.db.UpdateItem(ctx, updateItem(u))
 	if err == nil {
 		return nil
 	}
@@ -248,6 +244,15 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, nil
+}
+
+// updateItem is a transaction's update as an UpdateItem of its own.
+func updateItem(u *types.Update) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
+	}
 }
 
 // chargeRefused says why user id's record refused charge c, from item, the record as the refusal
@@ -332,19 +337,15 @@ func (s *Store) RefundExpired(ctx context.Context, now time.Time) (int, error) {
 // refundHold gives back hold id of user userID and removes it, if it is still there; it reports
 // whether it removed it.
 func (s *Store) refundHold(ctx context.Context, userID, id string, h billing.Hold) (bool, error) {
-	period, err := attributevalue.Marshal(h.Period.UTC())
+	// The hold's own charge taken back, closing it: the settlement's update with the amounts
+	// negated, so the two remove the hold under one condition.
+	u, err := s.chargeUpdate(userID, billing.Charge{Period: h.Period, Points: -h.Points, Micros: -h.Micros, Closes: id})
 	if err != nil {
-		return false, fmt.Errorf("dynamostore: %w", err)
+		return false, err
 	}
+	refund := updateItem(u)
+	refund.ReturnValuesOnConditionCheckFailure = "" // a refused refund needs no explaining
 	names := map[string]string{"#holds": attrHolds, "#h": id, "#v": attrKeyVersion}
-	refund := &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.tables.Users), Key: userKey(userID),
-		UpdateExpression:    aws.String("ADD #pu :p, #sm :m, #v :one REMOVE #holds.#h"),
-		ConditionExpression: aws.String("attribute_exists(#holds.#h) AND #ps = :period"),
-		ExpressionAttributeNames: map[string]string{"#holds": attrHolds, "#h": id, "#v": attrKeyVersion,
-			"#pu": "pointsUsed", "#sm": "spendMicros", "#ps": "periodStart"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": number(-h.Points), ":m": number(-h.Micros), ":one": number(1), ":period": period},
-	}
 	drop := &dynamodb.UpdateItemInput{ // its period is over: nothing to give back, only the hold to remove
 		TableName: aws.String(s.tables.Users), Key: userKey(userID),
 		UpdateExpression:          aws.String("ADD #v :one REMOVE #holds.#h"),
