@@ -34,7 +34,8 @@ func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
 		s.UserID, s.APIKeyID = f.Key.UserID, f.Key.ID
 	}
 	o.Publisher.Publish(ctx, event.ModelFailoverEvent(event.Failover{
-		FailedModel: f.Failed, Reason: string(f.Reason), NextModel: f.Next, LatencyMs: f.Latency.Milliseconds(), Subject: s, Time: at,
+		FailedModel: f.Failed, FailedProvider: f.FailedProvider, Reason: string(f.Reason), NextModel: f.Next, NextProvider: f.NextProvider,
+		LatencyMs: f.Latency.Milliseconds(), Subject: s, Time: at,
 	}, at))
 }
 

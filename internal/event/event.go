@@ -109,12 +109,15 @@ type Subject struct {
 }
 
 // Failover is the data of api:model_failover: one transition, failedModel failed and nextModel
-// is tried next.
+// is tried next. The providers name the deployments, for models served by several (absent
+// otherwise; a failover between two deployments of one model names the model twice).
 type Failover struct {
-	FailedModel string `json:"failedModel"`
-	Reason      string `json:"reason"` // the chain's classification: a chain.Reason such as "rate_limit"
-	NextModel   string `json:"nextModel"`
-	LatencyMs   int64  `json:"latencyMs"` // how long the failed attempt took
+	FailedModel    string `json:"failedModel"`
+	FailedProvider string `json:"failedProvider,omitempty"`
+	Reason         string `json:"reason"` // the chain's classification: a chain.Reason such as "rate_limit"
+	NextModel      string `json:"nextModel"`
+	NextProvider   string `json:"nextProvider,omitempty"`
+	LatencyMs      int64  `json:"latencyMs"` // how long the failed attempt took
 	Subject
 	Time time.Time `json:"time"` // when the attempt failed
 }
