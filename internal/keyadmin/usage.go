@@ -1,6 +1,7 @@
 package keyadmin
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -62,16 +63,13 @@ func (h *Handler) Usage() http.Handler {
 			h.Fail(w, r, fault.New(fault.Unauthenticated, "Invalid API key", "An API key is required"))
 			return
 		}
-		now := time.Now()
-		if h.Now != nil {
-			now = h.Now()
-		}
+		now := h.now()
 		u, err := h.Billing.EnsureUser(r.Context(), billing.UserID(k))
 		if err != nil {
 			h.Fail(w, r, err)
 			return
 		}
-		ku, err := h.keyUsage(r, k, now)
+		ku, err := h.keyUsage(r.Context(), k, now)
 		if err != nil {
 			h.Fail(w, r, err)
 			return
@@ -88,10 +86,17 @@ func (h *Handler) Usage() http.Handler {
 	})
 }
 
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
 // keyUsage reads k's request counts in every window of its limits at now.
-func (h *Handler) keyUsage(r *http.Request, k *apikey.Key, now time.Time) (keyUsageJSON, error) {
+func (h *Handler) keyUsage(ctx context.Context, k *apikey.Key, now time.Time) (keyUsageJSON, error) {
 	var a keyUsageJSON
-	windows, err := h.Limits.Usage(r.Context(), k, now)
+	windows, err := h.Limits.Usage(ctx, k, now)
 	if err != nil {
 		return a, err
 	}
@@ -127,11 +132,7 @@ func (h *Handler) getKeyUsage(w http.ResponseWriter, r *http.Request) {
 		h.Fail(w, r, err)
 		return
 	}
-	now := time.Now()
-	if h.Now != nil {
-		now = h.Now()
-	}
-	u, err := h.keyUsage(r, k, now)
+	u, err := h.keyUsage(r.Context(), k, h.now())
 	if err != nil {
 		h.Fail(w, r, err)
 		return
