@@ -343,6 +343,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("the webhook receiver got nothing")
 	}
+	// A receiver that fails: its deliveries show the failed attempt and when the retry is due
+	// (every console action is an event, so its first delivery comes without being asked for).
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer failing.Close()
+	run("failing webhook", chromedp.SendKeys(id("wh-url"), failing.URL+"/down"), chromedp.Click(css(`#wh-form button[type="submit"]`)),
+		waitText("#wh-table", failing.URL),
+		waitFor(`(() => { if ([...document.querySelectorAll("#wh-deliveries tbody tr")].some(r => r.cells[3].textContent === "failed" && r.cells[4].textContent === "503" && r.cells[6].textContent !== "—")) return true;
+			[...document.querySelectorAll("#wh-table tbody tr")].find(r => r.cells[0].textContent.endsWith("/down")).querySelector("button").click(); return false; })()`))
 	shot("webhooks")
 	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "user_browser"),
 		chromedp.SetValue(id("br-type"), "user"), chromedp.SendKeys(id("br-reason"), "browser test"),

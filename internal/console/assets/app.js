@@ -365,8 +365,9 @@ async function rotate(w) {
 async function deliveries(w) {
   const d = await api("GET", `admin/webhooks/${encodeURIComponent(w.id)}/deliveries?limit=${PAGE}`);
   $("wh-deliveries-title").textContent = "Deliveries to " + w.url;
-  table("wh-deliveries", ["When", "Event", "Attempt", "Status", "Response", "Latency", "Error"], (d.deliveries || []).map((a) => [
-    fmtTime(a.at), a.eventType, String(a.attempt), a.status, a.statusCode ? String(a.statusCode) : "—", a.latencyMs + " ms", a.error || ""]), "No deliveries yet.");
+  table("wh-deliveries", ["When", "Event", "Attempt", "Status", "Response", "Latency", "Next retry", "Error"], (d.deliveries || []).map((a) => [
+    fmtTime(a.at), a.eventType, String(a.attempt), a.status, a.statusCode ? String(a.statusCode) : "—", a.latencyMs + " ms",
+    a.nextAttemptAt ? fmtTime(a.nextAttemptAt) : "—", a.error || ""]), "No deliveries yet.");
 }
 $("wh-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
