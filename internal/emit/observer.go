@@ -93,7 +93,7 @@ func (o Observer) exhausted(ctx context.Context, out completion.Outcome) {
 			x.Models = append(x.Models, a.Model)
 		}
 		if a.Status == chain.Failed {
-			x.LastModel, x.LastReason = a.Model, string(a.Reason)
+			x.LastModel, x.LastProvider, x.LastReason = a.Model, a.Provider, string(a.Reason)
 		}
 	}
 	o.Publisher.Publish(ctx, event.ChainExhaustedEvent(x, at))

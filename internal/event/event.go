@@ -156,12 +156,14 @@ func LimitReachedEvent(l Limit, now time.Time) Event {
 type Exhausted struct {
 	// Models are the models attempted, in order, each once (retries and hedges are attempts,
 	// counted in Attempts).
-	Models     []string `json:"models"`
-	Attempts   int      `json:"attempts"`
-	LastModel  string   `json:"lastModel"`
-	LastReason string   `json:"lastReason"` // the last failure's classification, a chain.Reason
-	Status     int      `json:"status"`     // 429 when every failure was a rate limit, else 502
-	Endpoint   string   `json:"endpoint,omitempty"`
+	Models    []string `json:"models"`
+	Attempts  int      `json:"attempts"`
+	LastModel string   `json:"lastModel"`
+	// LastProvider names the last failed attempt's deployment, for a model served by several.
+	LastProvider string `json:"lastProvider,omitempty"`
+	LastReason   string `json:"lastReason"` // the last failure's classification, a chain.Reason
+	Status       int    `json:"status"`     // 429 when every failure was a rate limit, else 502
+	Endpoint     string `json:"endpoint,omitempty"`
 	Subject
 	Time time.Time `json:"time"`
 }

@@ -32,7 +32,7 @@ func emitted(t *testing.T) []event.Event {
 			NextModel: "anthropic/claude-sonnet-4", NextProvider: "bedrock", LatencyMs: 812, Subject: sub}, now),
 		event.LimitReachedEvent(event.Limit{Limit: "requests_per_minute", Max: 60, ResetTime: now.Add(time.Minute), Endpoint: "/v1/chat/completions", Subject: sub}, now),
 		event.ChainExhaustedEvent(event.Exhausted{Models: []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4"}, Attempts: 3,
-			LastModel: "anthropic/claude-sonnet-4", LastReason: "server_error", Status: 502, Endpoint: "/chat/completions", Subject: sub}, now),
+			LastModel: "anthropic/claude-sonnet-4", LastProvider: "bedrock", LastReason: "server_error", Status: 502, Endpoint: "/chat/completions", Subject: sub}, now),
 		event.WebhookTestEvent("wh_1", sub, now),
 		event.EndpointDisabledEvent(event.EndpointDisabled{EndpointID: "wh_1", URL: "https://hooks.example.com", URLFingerprint: "sha256:0123456789abcdef",
 			Reason: "gone", ConsecutiveFailures: 1}, now),
