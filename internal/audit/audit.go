@@ -61,7 +61,9 @@ func FromEvent(e event.Event) Entry {
 		Action   string       `json:"action"`
 		Target   event.Target `json:"target"`
 		Failed   string       `json:"failedModel"`
+		FailedOn string       `json:"failedProvider"`
 		Next     string       `json:"nextModel"`
+		NextOn   string       `json:"nextProvider"`
 		Reason   string       `json:"reason"`
 		Limit    string       `json:"limit"`
 		Last     string       `json:"lastModel"`
@@ -73,6 +75,7 @@ func FromEvent(e event.Event) Entry {
 		EP       string       `json:"endpointId"`
 	}
 	_ = json.Unmarshal(e.Data, &common) // absent fields stay empty
+	common.Failed, common.Next = onProvider(common.Failed, common.FailedOn), onProvider(common.Next, common.NextOn)
 	en := Entry{ID: e.ID, Timestamp: e.Created.UTC(), Type: e.Type, User: User{ID: sub.UserID},
 		Metadata: Metadata{Endpoint: common.Endpoint, APIKeyID: sub.APIKeyID, RequestID: sub.RequestID, Data: e.Data}}
 	switch {
@@ -269,4 +272,12 @@ func decodeCursor(c string) (string, error) {
 		return "", fault.Invalid("cursor", "cursor is not one this API returned")
 	}
 	return key, nil
+}
+
+// onProvider names a model's deployment when the event names one: "model on provider".
+func onProvider(model, provider string) string {
+	if provider == "" {
+		return model
+	}
+	return model + " on " + provider
 }

@@ -34,6 +34,9 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 		{admin, "info", "change_management", "success", "Admin delete of webhook wh_1"},
 		{event.ModelFailoverEvent(event.Failover{FailedModel: "openai/a", Reason: "hedge_after", NextModel: "google/b", Subject: sub}, now),
 			"info", "availability", "hedge", "Model openai/a slow to answer; hedging with google/b"},
+		{event.ModelFailoverEvent(event.Failover{FailedModel: "anthropic/c", FailedProvider: "anthropic", Reason: "server_error",
+			NextModel: "anthropic/c", NextProvider: "bedrock", Subject: sub}, now),
+			"warning", "availability", "failover", "Model anthropic/c on anthropic failed (server_error); failing over to anthropic/c on bedrock"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.ev.Type), func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,6 +45,72 @@ type Model struct {
 	ContextWindow int      `json:"context_window,omitempty"`
 	// ContinuePrefix says the model can continue an assistant prefix (on_interrupt: resume).
 	ContinuePrefix bool `json:"continue_prefix,omitempty"`
+	// Deployments, when set, are the places the model is served (SPEC 3.5a): an attempt of the
+	// model goes to one of them, and Provider, Upstream and Regions stay unset.
+	Deployments []Deployment `json:"deployments,omitempty"`
+
+	views    []*Model // one per deployment, in catalog order (Deployed)
+	deployed bool     // this entry is one deployment's view of its model
+}
+
+// Deployment is one place a model is served: a configured provider, the model's id there, the
+// region it runs in (for residency), an optional weight and an optional price.
+type Deployment struct {
+	Provider string `json:"provider"`
+	Upstream string `json:"upstream"`
+	Region   string `json:"region,omitempty"`
+	// Weight, set on every deployment of a model or on none, spreads the model's requests over
+	// its deployments in proportion; unset, they are tried in catalog order.
+	Weight int `json:"weight,omitempty"`
+	// Pricing is the deployment's own price; nil: the model's.
+	Pricing *Pricing `json:"pricing,omitempty"`
+}
+
+// Deployed returns one entry per deployment, in catalog order, each the model as that deployment
+// serves it — its provider, upstream id, region and price — so residency, billing and tokens
+// judge the deployment an attempt goes to; nil for a model without deployments.
+func (m *Model) Deployed() []*Model { return m.views }
+
+// Deployment names the provider of the deployment this entry is a view of (Deployed); "" for a
+// catalog entry itself.
+func (m *Model) Deployment() string {
+	if m.deployed {
+		return m.Provider
+	}
+	return ""
+}
+
+// Weighted reports whether the model's deployments carry weights.
+func (m *Model) Weighted() bool { return len(m.Deployments) > 0 && m.Deployments[0].Weight > 0 }
+
+// Weight is the weight of m's deployment on provider; 0 when it has none.
+func (m *Model) Weight(provider string) int {
+	for _, d := range m.Deployments {
+		if d.Provider == provider {
+			return d.Weight
+		}
+	}
+	return 0
+}
+
+// deploy makes the deployments' views: when the catalog is parsed, or for an entry built in code
+// (the demo's), when a Listing is first made over it.
+func (m *Model) deploy() {
+	if len(m.views) == len(m.Deployments) {
+		return
+	}
+	m.views = nil
+	for _, d := range m.Deployments {
+		v := *m
+		v.Provider, v.Upstream, v.Regions, v.Deployments, v.views, v.deployed = d.Provider, d.Upstream, nil, nil, nil, true
+		if d.Region != "" {
+			v.Regions = []string{d.Region}
+		}
+		if d.Pricing != nil {
+			v.Pricing = *d.Pricing
+		}
+		m.views = append(m.views, &v)
+	}
 }
 
 // Catalog is the merged configuration.
@@ -116,6 +183,13 @@ func parse(raw []byte, source string) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog: %s: model %q has no definition", source, name)
 		}
 		m.Name = name
+		if len(m.Deployments) > 0 {
+			if err := m.checkDeployments(); err != nil {
+				return nil, fmt.Errorf("catalog: %s: %w", source, err)
+			}
+			m.deploy()
+			continue
+		}
 		if m.Provider == "" {
 			m.Provider, _, _ = strings.Cut(name, "/")
 		}
@@ -123,10 +197,44 @@ func parse(raw []byte, source string) (*Catalog, error) {
 	return &c, nil
 }
 
-// Validate checks that every model names a known provider and has an upstream id.
+// checkDeployments refuses deployments a chain could not tell apart or order: each names a
+// provider and an upstream id, no provider twice (the report names an attempt's deployment by its
+// provider), weights on all of them or on none, and no model-level provider, upstream or regions
+// beside them.
+func (m *Model) checkDeployments() error {
+	if m.Provider != "" || m.Upstream != "" || len(m.Regions) > 0 {
+		return fmt.Errorf("model %q: with deployments, provider, upstream and regions belong to each deployment, not to the model", m.Name)
+	}
+	weighted := m.Deployments[0].Weight > 0
+	for i, d := range m.Deployments {
+		switch {
+		case d.Provider == "" || d.Upstream == "":
+			return fmt.Errorf("model %q: deployments[%d] needs a provider and an upstream id", m.Name, i)
+		case d.Weight < 0 || (d.Weight > 0) != weighted:
+			return fmt.Errorf("model %q: deployments[%d]: weight must be a positive number, set on every deployment or on none", m.Name, i)
+		case slices.ContainsFunc(m.Deployments[:i], func(o Deployment) bool { return o.Provider == d.Provider }):
+			return fmt.Errorf("model %q: deployments[%d]: provider %q is named twice (one deployment per provider)", m.Name, i, d.Provider)
+		}
+	}
+	return nil
+}
+
+// Validate checks that every model (every deployment) names a known provider and has an
+// upstream id.
 func (c *Catalog) Validate() error {
 	for _, name := range c.ModelNames() {
 		m := c.Models[name]
+		for _, d := range m.Deployments {
+			if _, ok := c.Providers[d.Provider]; !ok {
+				return fmt.Errorf("catalog: model %q has a deployment on provider %q, which is not configured", name, d.Provider)
+			}
+		}
+		if len(m.Deployments) > 0 {
+			if err := m.checkDeployments(); err != nil {
+				return fmt.Errorf("catalog: %w", err)
+			}
+			continue
+		}
 		if _, ok := c.Providers[m.Provider]; !ok {
 			return fmt.Errorf("catalog: model %q names provider %q, which is not configured", name, m.Provider)
 		}

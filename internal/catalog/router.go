@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/provider"
@@ -21,6 +23,10 @@ type Route struct {
 	Entitled bool
 	// Wire is the provider's wire format ("openai", "anthropic", "gemini", "bedrock").
 	Wire string
+	// Deployments are, for a model served by several deployments, the route of each one whose
+	// provider can be called, in catalog order; Model is then the catalog entry and Provider is
+	// nil: an attempt goes to one of them.
+	Deployments []Route
 }
 
 // ModelError says why a model cannot be used: unknown to the catalog, or its provider lacks a
@@ -58,6 +64,9 @@ type Listing struct {
 // api_key_env name, as for NewRouter.
 func NewListing(c *Catalog, credential func(name string) string) *Listing {
 	l := &Listing{cat: c, unavailable: map[string]string{}}
+	for _, m := range c.Models {
+		m.deploy()
+	}
 	for name, pc := range c.Providers {
 		switch {
 		case pc.APIKeyEnv != "" && credential(pc.APIKeyEnv) == "":
@@ -100,12 +109,21 @@ func awsCredentials(getenv func(string) string) bool {
 func (l *Listing) Available() []*Model {
 	out := make([]*Model, 0, len(l.cat.Models))
 	for _, n := range l.cat.ModelNames() {
-		m := l.cat.Models[n]
-		if _, configured := l.cat.Providers[m.Provider]; configured && l.unavailable[m.Provider] == "" {
+		if m := l.cat.Models[n]; l.ready(m) {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// ready reports whether m can serve now: its provider, or one of its deployments' providers, is
+// configured and has its credential.
+func (l *Listing) ready(m *Model) bool {
+	if len(m.views) > 0 {
+		return slices.ContainsFunc(m.views, l.ready)
+	}
+	_, configured := l.cat.Providers[m.Provider]
+	return configured && l.unavailable[m.Provider] == ""
 }
 
 // Lookup finds a model that can serve now: a catalog entry, or a name that an any_model provider
@@ -118,21 +136,21 @@ func (l *Listing) Lookup(name string) (*Model, bool) {
 	if m == nil {
 		return nil, false
 	}
-	_, configured := l.cat.Providers[m.Provider]
-	return m, configured && l.unavailable[m.Provider] == ""
+	return m, l.ready(m)
 }
 
 // Router maps model names to ready providers. Providers are built once, at start.
 type Router struct {
 	*Listing
 	providers map[string]provider.Provider
+	deployed  map[string][]Route // a model with deployments → the routes of those that can serve
 }
 
 // NewRouter builds one provider per configured provider. credential resolves an api_key_env name
 // (from the environment locally, from Secrets Manager in the cloud). A provider whose credential
 // is missing stays listed as unavailable rather than failing the start.
 func NewRouter(c *Catalog, factories map[string]Factory, credential func(name string) string, client *http.Client) (*Router, error) {
-	r := &Router{Listing: NewListing(c, credential), providers: map[string]provider.Provider{}}
+	r := &Router{Listing: NewListing(c, credential), providers: map[string]provider.Provider{}, deployed: map[string][]Route{}}
 	for name, pc := range c.Providers {
 		f, ok := factories[pc.Type]
 		if !ok {
@@ -151,7 +169,25 @@ func NewRouter(c *Catalog, factories map[string]Factory, credential func(name st
 		}
 		r.providers[name] = p
 	}
+	for name, m := range c.Models {
+		for _, v := range m.views {
+			if route, ok := r.route(v); ok {
+				r.deployed[name] = append(r.deployed[name], route)
+			}
+		}
+	}
 	return r, nil
+}
+
+// route is where attempts of m (a model, or one deployment's view of it) go, if its provider can
+// be called.
+func (r *Router) route(m *Model) (Route, bool) {
+	p, ok := r.providers[m.Provider]
+	if !ok {
+		return Route{}, false
+	}
+	pc := r.cat.Providers[m.Provider]
+	return Route{Model: m, Provider: p, Entitled: pc.ReceiveEntitlement, Wire: pc.Type}, true
 }
 
 // Route returns where model's attempts go.
@@ -162,10 +198,29 @@ func (r *Router) Route(model string) (Route, error) {
 			return Route{}, &ModelError{Model: model}
 		}
 	}
-	p, ok := r.providers[m.Provider]
+	if len(m.views) > 0 {
+		routes := r.deployed[model]
+		if len(routes) == 0 {
+			return Route{}, &ModelError{Model: model, Unavailable: true, Detail: "none of its deployments' providers can be called: " + r.unavailableOf(m.views)}
+		}
+		return Route{Model: m, Deployments: routes}, nil
+	}
+	route, ok := r.route(m)
 	if !ok {
 		return Route{}, &ModelError{Model: model, Unavailable: true, Detail: r.unavailable[m.Provider]}
 	}
-	pc := r.cat.Providers[m.Provider]
-	return Route{Model: m, Provider: p, Entitled: pc.ReceiveEntitlement, Wire: pc.Type}, nil
+	return route, nil
+}
+
+// unavailableOf says why each deployment's provider cannot be called.
+func (r *Router) unavailableOf(views []*Model) string {
+	why := make([]string, 0, len(views))
+	for _, v := range views {
+		w := r.unavailable[v.Provider]
+		if w == "" {
+			w = fmt.Sprintf("provider %s is not configured", v.Provider)
+		}
+		why = append(why, w)
+	}
+	return strings.Join(why, "; ")
 }

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Health remembers which models are failing, so a chain with skip_unhealthy passes over a model
-// that is down instead of waiting out its failure on every request. It is per process — per warm
+// Health remembers which models are failing — each deployment of a model served by several on
+// its own — so a chain with skip_unhealthy passes over a model that is down instead of waiting out
+// its failure on every request. It is per process — per warm
 // function instance in the cloud — so each new instance learns again. Safe for concurrent use.
 type Health struct {
 	// Threshold consecutive failures (for a reason in the chain's `on`) within Window open a

@@ -72,7 +72,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			i := held
 			if held >= 0 && minWindow >= 0 && r.p.Targets[held].ContextWindow <= minWindow {
-				r.line(Attempt{Model: r.p.Targets[held].Model, Status: Skipped, Reason: ContextLength})
+				r.line(r.p.Targets[held].line(Skipped, ContextLength))
 				i = -1
 			}
 			if i < 0 {
@@ -84,7 +84,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				return r.res, r.exhausted(EndOfChain)
 			}
 			if pending != nil {
-				r.announce(ctx, pending, r.p.Targets[i].Model)
+				r.announce(ctx, pending, r.p.Targets[i])
 				pending, failLine = nil, -1
 			}
 			f, err := r.launch(ctx, r.p.Targets[i], false, done)
@@ -117,7 +117,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				continue
 			}
 			r.res.Report.Occurred = true
-			r.announce(ctx, &Transition{Failed: cur.t.Model, Reason: HedgeAfter, Latency: time.Since(cur.start)}, t.Model)
+			r.announce(ctx, from(cur.t, HedgeAfter, time.Since(cur.start)), t)
 			if len(running) == 2 {
 				old := running[0]
 				old.dropped = true
@@ -157,7 +157,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				reason = Rejected
 			}
 			r.end(l, Attempt{Status: Failed, Reason: reason})
-			r.health(l.f.t.Model, false, reason)
+			r.health(l.f.t, false, reason)
 			var hint RetryHinter
 			if errors.As(l.err, &hint) {
 				if after := hint.RetryAfterHint(); reason == RateLimit && after > 0 && (r.retryAfter == 0 || after < r.retryAfter) {
@@ -182,7 +182,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				if l.f.line > failLine {
 					// The next model follows the later-started of two failed attempts, as the
 					// report's order tells it (metrics derive failovers from the report).
-					pending, failLine = &Transition{Failed: l.f.t.Model, Reason: reason, Latency: l.latency}, l.f.line
+					pending, failLine = from(l.f.t, reason, l.latency), l.f.line
 				}
 			}
 		}
@@ -197,7 +197,7 @@ func (r *runner[T]) nextTarget(next *int, minWindow int) int {
 		*next++
 		t := r.p.Targets[i]
 		if skip := r.skip(i, t, minWindow); skip != "" {
-			r.line(Attempt{Model: t.Model, Status: Skipped, Reason: skip})
+			r.line(t.line(Skipped, skip))
 			continue
 		}
 		return i
@@ -205,8 +205,8 @@ func (r *runner[T]) nextTarget(next *int, minWindow int) int {
 	return -1
 }
 
-func (r *runner[T]) announce(ctx context.Context, t *Transition, next string) {
-	t.Next = next
+func (r *runner[T]) announce(ctx context.Context, t *Transition, next Target) {
+	t.Next, t.NextProvider = next.Model, next.Provider
 	if r.e.OnFailover != nil {
 		r.e.OnFailover(ctx, *t)
 	}
@@ -223,12 +223,12 @@ func (r *runner[T]) launch(ctx context.Context, t Target, hedge bool, done chan<
 	}
 	f := &flight{t: t, hedge: hedge, line: len(r.res.Report.Attempts), start: time.Now(), traced: func(Attempt) {}}
 	f.due = f.start.Add(r.p.HedgeAfter)
-	r.line(Attempt{Model: t.Model, Hedge: hedge}) // filled in when it lands
+	r.line(Attempt{Model: t.Model, Provider: t.Provider, Hedge: hedge}) // filled in when it lands
 	var tctx context.Context
 	f.actx, f.cancel = context.WithCancelCause(ctx)
 	tctx = f.actx
 	if r.e.Trace != nil {
-		tctx, f.traced = r.e.Trace(f.actx, t.Model)
+		tctx, f.traced = r.e.Trace(f.actx, t)
 	}
 	timer := time.AfterFunc(r.limit(t, left), func() { f.cancel(errAttemptTimeout) })
 	go func() {
@@ -241,7 +241,7 @@ func (r *runner[T]) launch(ctx context.Context, t Target, hedge bool, done chan<
 
 // end fills in a landed attempt's report line and tells its trace.
 func (r *runner[T]) end(l landing[T], a Attempt) {
-	a.Model, a.LatencyMS, a.Hedge, a.HedgeSkipped = l.f.t.Model, l.latency.Milliseconds(), l.f.hedge, l.f.skipped
+	a.Model, a.Provider, a.LatencyMS, a.Hedge, a.HedgeSkipped = l.f.t.Model, l.f.t.Provider, l.latency.Milliseconds(), l.f.hedge, l.f.skipped
 	r.res.Report.Attempts[l.f.line] = a
 	l.f.traced(a)
 }
@@ -250,7 +250,7 @@ func (r *runner[T]) end(l landing[T], a Attempt) {
 // has ended so its line is in the report and its connection closed.
 func (r *runner[T]) win(l landing[T], running []*flight, done <-chan landing[T]) {
 	r.end(l, Attempt{Status: Served})
-	r.health(l.f.t.Model, true, "")
+	r.health(l.f.t, true, "")
 	r.res.Value, r.res.Served = l.v, l.f.t.Model
 	r.res.Release = func() { l.f.cancel(context.Canceled) }
 	r.abandon(running, done, errHedgeLost, HedgeLost)

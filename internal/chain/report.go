@@ -39,13 +39,19 @@ const HedgeUnaffordable Reason = "quota"
 // Unhealthy is the reason recorded for a model skipped while it cools down (skip_unhealthy).
 const Unhealthy Reason = "unhealthy"
 
+// PolicyDenied is the reason recorded for a deployment skipped because the request's SMLTP
+// policy forbids its provider or region while another deployment of its model is allowed.
+const PolicyDenied Reason = "policy_denied"
+
 // Rejected is the reason recorded for an attempt that failed for a cause that never fails over:
 // the provider refused the request itself (4xx other than 429) or the gateway blocked it.
 const Rejected Reason = "rejected"
 
 // Attempt is one line of the failover report.
 type Attempt struct {
-	Model     string `json:"model"`
+	Model string `json:"model"`
+	// Provider names the deployment the attempt went to, for a model served by several.
+	Provider  string `json:"provider,omitempty"`
 	Status    Status `json:"status"`
 	Reason    Reason `json:"reason,omitempty"`
 	LatencyMS int64  `json:"latency_ms"`

@@ -23,6 +23,25 @@ type Target struct {
 	// ContextWindow is the model's catalog context window (0: unknown); a context_length
 	// failover goes only to a larger one.
 	ContextWindow int
+	// Provider names the deployment this target sends to when its model has several (SPEC
+	// 3.5a); "" for a model served by one provider, whose report lines then name none.
+	Provider string
+	// Skip, when set, is why the target is passed over without an attempt, decided before the
+	// chain runs (a deployment the request's policy forbids): it is reported skipped.
+	Skip Reason
+}
+
+// line is t's report line with status and reason.
+func (t Target) line(s Status, r Reason) Attempt {
+	return Attempt{Model: t.Model, Provider: t.Provider, Status: s, Reason: r}
+}
+
+// healthKey is what t's failures are counted under: its deployment, or its model.
+func (t Target) healthKey() string {
+	if t.Provider == "" {
+		return t.Model
+	}
+	return t.Model + "\x00" + t.Provider
 }
 
 // Plan is a resolved chain.
@@ -38,11 +57,14 @@ type Plan struct {
 	HedgeAfter time.Duration
 }
 
-// Models lists the chain's model names in order.
+// Models lists the chain's model names in order, each once (a model with several deployments
+// has a target per deployment).
 func (p Plan) Models() []string {
-	out := make([]string, len(p.Targets))
-	for i, t := range p.Targets {
-		out[i] = t.Model
+	out := make([]string, 0, len(p.Targets))
+	for _, t := range p.Targets {
+		if len(out) == 0 || out[len(out)-1] != t.Model {
+			out = append(out, t.Model)
+		}
 	}
 	return out
 }

@@ -13,24 +13,35 @@ type Engine struct {
 	Reserve time.Duration
 	// OnFailover is told of each transition "failed → next" (events and audit). It must not block.
 	OnFailover func(ctx context.Context, t Transition)
-	// Trace, when set, wraps each attempt for tracing: it returns the context the attempt runs
-	// under and a function told the attempt's report line when it ends.
-	Trace func(ctx context.Context, model string) (context.Context, func(Attempt))
+	// Trace, when set, wraps each attempt of a target for tracing: it returns the context the
+	// attempt runs under and a function told the attempt's report line when it ends.
+	Trace func(ctx context.Context, t Target) (context.Context, func(Attempt))
 	// Health tracks failing models for skip_unhealthy; nil: nothing is tracked or skipped.
 	Health *Health
 	// Hedge, when set, is asked before a hedge starts (hedge_after_ms) whether next may run
 	// beside running — the place to reserve the hedge's quota; false: no hedge, the chain waits
 	// for running. nil: every hedge may start.
 	Hedge func(ctx context.Context, running, next Target) bool
+	// Picker orders the deployments of a model that carry weights; nil: a process-wide random
+	// order. The chain itself never reorders targets: whoever builds a plan asks it.
+	Picker *Picker
 }
 
 // Transition is one failover: Failed gave up with Reason after Latency; Next is tried now. With
-// Reason HedgeAfter, Failed has not failed: it is still running, and Next starts beside it.
+// Reason HedgeAfter, Failed has not failed: it is still running, and Next starts beside it. The
+// providers name the deployments, for models served by several ("" otherwise).
 type Transition struct {
-	Failed  string
-	Reason  Reason
-	Next    string
-	Latency time.Duration
+	Failed         string
+	FailedProvider string
+	Reason         Reason
+	Next           string
+	NextProvider   string
+	Latency        time.Duration
+}
+
+// from is the transition away from t's attempt.
+func from(t Target, reason Reason, latency time.Duration) *Transition {
+	return &Transition{Failed: t.Model, FailedProvider: t.Provider, Reason: reason, Latency: latency}
 }
 
 // Try makes one attempt. For a streaming call it returns once the first content token has arrived,
@@ -96,14 +107,11 @@ func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
 	minWindow := -1         // after a context-length refusal: only larger windows
 	for i, t := range r.p.Targets {
 		if skip := r.skip(i, t, minWindow); skip != "" {
-			r.line(Attempt{Model: t.Model, Status: Skipped, Reason: skip})
+			r.line(t.line(Skipped, skip))
 			continue
 		}
 		if pending != nil {
-			pending.Next = t.Model
-			if r.e.OnFailover != nil {
-				r.e.OnFailover(ctx, *pending)
-			}
+			r.announce(ctx, pending, t)
 			pending = nil
 		}
 		reason, latency, err := r.model(ctx, t)
@@ -117,7 +125,7 @@ func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
 		if reason == ContextLength {
 			minWindow = t.ContextWindow
 		}
-		pending = &Transition{Failed: t.Model, Reason: reason, Latency: latency}
+		pending = from(t, reason, latency)
 	}
 	if len(r.p.Targets) == 0 {
 		panic("chain: Run called with an empty plan")
@@ -125,14 +133,18 @@ func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
 	return r.res, r.exhausted(EndOfChain)
 }
 
-// skip says why target i is passed over, or "": a model with no larger context window than one
-// that refused the request as too long, or — with skip_unhealthy — a model cooling down after
-// repeated failures (never the chain's last, so a request is never refused on health alone).
+// skip says why target i is passed over, or "": the reason its plan gave it, a model with no
+// larger context window than one that refused the request as too long, or — with
+// skip_unhealthy — a model (a deployment) cooling down after repeated failures (never the
+// chain's last, so a request is never refused on health alone).
 func (r *runner[T]) skip(i int, t Target, minWindow int) Reason {
+	if t.Skip != "" {
+		return t.Skip
+	}
 	if minWindow >= 0 && t.ContextWindow <= minWindow {
 		return ContextLength
 	}
-	if r.p.SkipUnhealthy && r.e.Health != nil && i < len(r.p.Targets)-1 && !r.e.Health.allow(t.Model) {
+	if r.p.SkipUnhealthy && r.e.Health != nil && i < len(r.p.Targets)-1 && !r.e.Health.allow(t.healthKey()) {
 		return Unhealthy
 	}
 	return ""
@@ -154,7 +166,7 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 		timer := time.AfterFunc(r.limit(t, left), func() { cancel(errAttemptTimeout) })
 		tctx, traced := actx, func(Attempt) {}
 		if r.e.Trace != nil {
-			tctx, traced = r.e.Trace(actx, t.Model)
+			tctx, traced = r.e.Trace(actx, t)
 		}
 		v, err := r.try(tctx, t)
 		timer.Stop()
@@ -166,27 +178,31 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 			err = errAttemptTimeout
 		}
 		if err == nil {
-			a := Attempt{Model: t.Model, Status: Served, LatencyMS: latency.Milliseconds(), Retry: n}
+			a := t.line(Served, "")
+			a.LatencyMS, a.Retry = latency.Milliseconds(), n
 			r.line(a)
 			traced(a)
-			r.health(t.Model, true, "")
+			r.health(t, true, "")
 			r.res.Value, r.res.Served = v, t.Model
 			r.res.Release = func() { cancel(context.Canceled) }
 			return "", latency, nil
 		}
 		cancel(context.Canceled)
 		if callerGone(ctx) {
-			traced(Attempt{Model: t.Model, Status: Failed, LatencyMS: latency.Milliseconds()})
+			a := t.line(Failed, "")
+			a.LatencyMS = latency.Milliseconds()
+			traced(a)
 			return "", latency, ErrCanceled
 		}
 		reason := classify(ctx, actx, err)
 		if reason == ContextLength && !r.p.On.Has(ContextLength) {
 			reason = Rejected // the seed's rule: a request too long is the caller's to fix
 		}
-		a := Attempt{Model: t.Model, Status: Failed, Reason: reason, LatencyMS: latency.Milliseconds(), Retry: n}
+		a := t.line(Failed, reason)
+		a.LatencyMS, a.Retry = latency.Milliseconds(), n
 		r.line(a)
 		traced(a)
-		r.health(t.Model, false, reason)
+		r.health(t, false, reason)
 		var hint RetryHinter
 		var after time.Duration
 		if errors.As(err, &hint) {
@@ -226,9 +242,9 @@ func (r *runner[T]) limit(t Target, left time.Duration) time.Duration {
 	return min(limit, left)
 }
 
-func (r *runner[T]) health(model string, ok bool, reason Reason) {
+func (r *runner[T]) health(t Target, ok bool, reason Reason) {
 	if r.e.Health != nil {
-		r.e.Health.record(model, ok, r.p.On.Has(reason))
+		r.e.Health.record(t.healthKey(), ok, r.p.On.Has(reason))
 	}
 }
 

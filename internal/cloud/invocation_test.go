@@ -185,3 +185,38 @@ func TestStreamEndsBeforeTheInvocationDeadline(t *testing.T) {
 		t.Errorf("the tokens sent before the stall are missing:\n%s", out)
 	}
 }
+
+// The function reads a catalog overlay (SECUREAI_CONFIG) whose model is served by two
+// deployments: the first one's 500 fails over to the second, and the report names both.
+func TestAFunctionServesAModelFromItsDeployments(t *testing.T) {
+	fx := newFixture(t)
+	upstream := httptest.NewServer(openaifake.New(time.Minute))
+	t.Cleanup(upstream.Close)
+	overlay := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.WriteFile(overlay, []byte(`{"providers":{
+			"east":{"type":"openai","base_url":"`+upstream.URL+`/v1"},"west":{"type":"openai","base_url":"`+upstream.URL+`/v1"}},
+		"models":{"fake/deployed":{"pricing":{"input_per_1m":0,"output_per_1m":0},"points":1,"context_window":8192,"deployments":[
+			{"provider":"east","upstream":"error-500","region":"us-east-1"},
+			{"provider":"west","upstream":"ok","region":"us-west-2","pricing":{"input_per_1m":1,"output_per_1m":2}}]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SECUREAI_CONFIG", overlay)
+	c, _ := load(t)
+	out, _ := invokeStream(t, openAIChat(c), fx.secret, `{"model":"fake/deployed","messages":[{"role":"user","content":"Hello"}]}`, 20*time.Second)
+	var got struct {
+		Secureai struct {
+			ServedModel string `json:"served_model"`
+			Failover    struct {
+				Attempts []struct{ Model, Provider, Status string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	a := got.Secureai.Failover.Attempts
+	if got.Secureai.ServedModel != "fake/deployed" || len(a) != 2 || a[0].Provider != "east" || a[0].Status != "failed" ||
+		a[1].Provider != "west" || a[1].Status != "served" || a[0].Model != "fake/deployed" || a[1].Model != "fake/deployed" {
+		t.Errorf("the function's answer: %s", out)
+	}
+}

@@ -38,7 +38,7 @@ type Call struct {
 	once      sync.Once
 
 	// Governance state (controls.go).
-	models        []*catalog.Model // the chain's catalog entries, in order
+	models        []*catalog.Model // each target's catalog entry (its deployment's), in order
 	verdicts      []policy.Verdict
 	reservation   *billing.Reservation
 	hedgeHolds    []*billing.Reservation // the quota held for each hedge started (hedge_after_ms)
@@ -83,7 +83,7 @@ func (c *Call) prepare() error {
 	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
 		return err
 	}
-	if c.models, err = c.svc.checkModels(c.key, c.Plan); err != nil {
+	if c.Plan, c.models, err = c.svc.checkModels(c.key, c.Plan); err != nil {
 		return err
 	}
 	// After the chain, in the order a dry run reports its checks (DryRun).

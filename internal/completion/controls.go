@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
@@ -67,6 +68,7 @@ type Controls struct {
 // attemptRecord is what the receipt says of one attempt.
 type attemptRecord struct {
 	model      string
+	provider   string // the deployment's, for a model served by several
 	jti        string
 	bodySHA256 string
 }
@@ -84,21 +86,50 @@ func (c *Call) check(ctx context.Context) error {
 			return err
 		}
 	}
-	verdicts, err := c.Policy.CheckChain(c.models)
-	c.verdicts = verdicts
+	c.verdicts, _ = c.Policy.CheckChain(c.models)
+	err := denyDeployments(c.Plan, c.verdicts)
 	if c.violated() && ctl.Breakers != nil {
 		_ = ctl.Breakers.RecordViolation(ctx, c.key) // best effort: the refusal stands regardless
 	}
 	return err
 }
 
+// violated reports whether the call breaches its policy: a model refused, or one that will run
+// in monitor mode against it. A deployment passed over for the policy is the catalog's routing,
+// not the caller's breach.
 func (c *Call) violated() bool {
-	for _, v := range c.verdicts {
-		if !v.Allowed {
+	for i, v := range c.verdicts {
+		if !v.Allowed && c.Plan.Targets[i].Skip != chain.PolicyDenied {
 			return true
 		}
 	}
 	return false
+}
+
+// denyDeployments passes over each deployment the policy refuses (enforce mode) while another
+// deployment of its model is allowed: it is reported skipped (policy_denied) and never called. A
+// model all of whose deployments are refused refuses the whole chain, as a model served by one
+// provider does; the error is the first such refusal. verdicts are plan's targets', in order.
+func denyDeployments(plan chain.Plan, verdicts []policy.Verdict) error {
+	var first error
+	for i := 0; i < len(plan.Targets); {
+		j := i + 1 // a model's targets are adjacent: i … j-1
+		for j < len(plan.Targets) && plan.Targets[j].Model == plan.Targets[i].Model {
+			j++
+		}
+		allowed := slices.ContainsFunc(verdicts[i:j], func(v policy.Verdict) bool { return v.Err() == nil })
+		for k := i; k < j; k++ {
+			switch err := verdicts[k].Err(); {
+			case err == nil:
+			case allowed:
+				plan.Targets[k].Skip = chain.PolicyDenied
+			case first == nil:
+				first = err
+			}
+		}
+		i = j
+	}
+	return first
 }
 
 // admit, last before the first attempt so nothing refused earlier is counted, counts the request
@@ -159,7 +190,7 @@ func (c *Call) govern(ctx context.Context, t chain.Target, route catalog.Route) 
 		return nil, err
 	}
 	c.mu.Lock()
-	c.attempts = append(c.attempts, attemptRecord{model: t.Model})
+	c.attempts = append(c.attempts, attemptRecord{model: t.Model, provider: t.Provider})
 	i := len(c.attempts) - 1
 	c.mu.Unlock()
 	if ctl.Tokens == nil {
@@ -194,7 +225,7 @@ func (c *Call) settle(ctx context.Context, o *Outcome) {
 		}
 	}
 	if r := c.reservation; r != nil && o.Served != "" {
-		bill := r.Bill(c.models[c.servedIndex(o.Served)], billingUsage(o.Usage))
+		bill := r.Bill(c.modelOf(lineWith(o.Report, chain.Served)), billingUsage(o.Usage))
 		o.Bill = &bill
 	}
 	if ctl.Ledger != nil && (c.reservation != nil || rec != nil) {
@@ -225,7 +256,7 @@ func (c *Call) hedge(ctx context.Context, _, next chain.Target) bool {
 	if b == nil || c.reservation == nil {
 		return true
 	}
-	r, err := b.Reserve(ctx, c.key, []*catalog.Model{c.models[c.servedIndex(next.Model)]}, c.estimate())
+	r, err := b.Reserve(ctx, c.key, []*catalog.Model{c.modelOf(chain.Attempt{Model: next.Model, Provider: next.Provider})}, c.estimate())
 	if err != nil {
 		return false
 	}
@@ -241,7 +272,7 @@ func (c *Call) settleHedges(ctx context.Context, o *Outcome) {
 		if line.Status != chain.Cancelled || line.Reason != chain.HedgeLost || len(holds) == 0 {
 			continue
 		}
-		_, err := holds[0].SettleCancelled(ctx, c.models[c.servedIndex(line.Model)])
+		_, err := holds[0].SettleCancelled(ctx, c.modelOf(line))
 		holds = holds[1:]
 		o.BillingErr = errors.Join(o.BillingErr, err)
 	}
@@ -251,7 +282,7 @@ func (c *Call) settleHedges(ctx context.Context, o *Outcome) {
 }
 
 func (c *Call) billResumed(ctx context.Context, o *Outcome) (*billing.Bill, error) {
-	m := c.models[c.servedIndex(o.Resumed)]
+	m := c.modelOf(lineWith(o.Report, chain.Resumed))
 	r, err := c.svc.Controls.Billing.Reserve(ctx, c.key, []*catalog.Model{m}, c.estimate())
 	if err != nil {
 		return nil, err
@@ -268,20 +299,22 @@ func billingUsage(u *provider.Usage) *billing.Usage {
 	return &billing.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 }
 
-func (c *Call) servedIndex(model string) int {
+// modelOf is the catalog entry a report line's attempt was sent to: its deployment's, for a
+// model served by several, whose price is then the deployment's when it has one.
+func (c *Call) modelOf(line chain.Attempt) *catalog.Model {
 	for i, t := range c.Plan.Targets {
-		if t.Model == model {
-			return i
+		if t.Model == line.Model && t.Provider == line.Provider {
+			return c.models[i]
 		}
 	}
-	return 0
+	return c.models[0]
 }
 
 // receipt is the signed record of a served request: the policy and its verdict, every attempt
 // with its token id, outcome and body hash, and the model that served.
 func (c *Call) receipt(o *Outcome) receipt.Claims {
 	rc := receipt.Claims{BundleID: c.BundleID(), RequestID: c.requestID, KeyID: c.key.ID, ServedModel: o.Served,
-		Policy: receipt.PolicySection(c.Policy, c.verdicts), IssuedAt: time.Now().Unix()}
+		Policy: receipt.PolicySection(c.Policy, c.judged()), IssuedAt: time.Now().Unix()}
 	i := 0
 	for _, line := range o.Report.Attempts {
 		if line.Status == chain.Skipped || i >= len(c.attempts) {
@@ -293,7 +326,23 @@ func (c *Call) receipt(o *Outcome) receipt.Claims {
 		if line.Status == chain.Failed {
 			outcome = string(line.Reason)
 		}
-		rc.Attempts = append(rc.Attempts, receipt.Attempt{JTI: a.jti, Model: a.model, Outcome: outcome, BodySHA256: a.bodySHA256})
+		rc.Attempts = append(rc.Attempts, receipt.Attempt{JTI: a.jti, Model: a.model, Provider: a.provider, Outcome: outcome, BodySHA256: a.bodySHA256})
 	}
 	return rc
+}
+
+// judged are the verdicts on what the call could run: a deployment passed over for the policy
+// was never the call's to breach.
+func (c *Call) judged() []policy.Verdict {
+	denied := func(t chain.Target) bool { return t.Skip == chain.PolicyDenied }
+	if !slices.ContainsFunc(c.Plan.Targets, denied) {
+		return c.verdicts
+	}
+	out := make([]policy.Verdict, 0, len(c.verdicts))
+	for i, t := range c.Plan.Targets {
+		if !denied(t) {
+			out = append(out, c.verdicts[i])
+		}
+	}
+	return out
 }

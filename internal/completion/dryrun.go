@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/policycheck"
@@ -46,7 +47,8 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 		return out
 	}
 	out.Models = c.Plan.Models()
-	models, err := s.checkModels(c.key, c.Plan)
+	var models []*catalog.Model
+	c.Plan, models, err = s.checkModels(c.key, c.Plan)
 	if err != nil {
 		skipped()
 		out.ModelAccess = err
@@ -64,7 +66,8 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 	} else if _, err := s.policies().Resolve(in.Policy, c.key.SMLTPPolicies(), ""); err != nil {
 		out.PolicyAccess = err
 	} else {
-		out.Verdicts, out.PolicyAccess = out.Policy.CheckChain(models)
+		out.Verdicts, _ = out.Policy.CheckChain(models)
+		out.PolicyAccess = denyDeployments(c.Plan, out.Verdicts)
 	}
 	if b := s.Controls.Billing; b != nil {
 		q, err := b.Quote(ctx, c.key, models, c.estimate())

@@ -148,13 +148,16 @@ func (st *Stream) resumeOnNext() bool {
 		}
 	}
 	for _, t := range c.Plan.Targets[from+1:] {
-		route, err := c.svc.Router.Route(t.Model)
+		if t.Skip != "" {
+			continue // never tried: a deployment the policy forbids
+		}
+		route, err := c.svc.route(t)
 		if err != nil || !route.Model.ContinuePrefix {
 			continue // passed over: it cannot continue a prefix
 		}
 		start := time.Now()
 		next, cancel, err := st.continueOn(t, route)
-		line := chain.Attempt{Model: t.Model, Status: chain.Resumed, Reason: interruptionReason(in),
+		line := chain.Attempt{Model: t.Model, Provider: t.Provider, Status: chain.Resumed, Reason: interruptionReason(in),
 			LatencyMS: time.Since(start).Milliseconds(), CharsDelivered: utf8.RuneCountInString(r.text.String())}
 		if err != nil {
 			line.Status, line.Reason = chain.Failed, chain.ReasonOf(err)

@@ -48,22 +48,85 @@ func notAllowed(model string) error {
 }
 
 // checkModels checks every model of plan — catalog, provider readiness, the key's allowlist —
-// before any attempt, so a chain that could not fully run is refused with nothing spent. It
-// returns the models' catalog entries, in order, and gives each target its context window.
-func (s *Service) checkModels(key *apikey.Key, plan chain.Plan) ([]*catalog.Model, error) {
+// before any attempt, so a chain that could not fully run is refused with nothing spent. It gives
+// each target its context window and returns the plan with a target per deployment of each model
+// served by several (in catalog order, or drawn by weight), and the catalog entry each target
+// sends to, in order (a deployment's own for a deployment). A chain without such a model keeps
+// its targets as they are.
+func (s *Service) checkModels(key *apikey.Key, plan chain.Plan) (chain.Plan, []*catalog.Model, error) {
 	models := make([]*catalog.Model, len(plan.Targets))
+	deployed := false
 	for i, t := range plan.Targets {
 		route, err := s.Router.Route(t.Model)
 		if err != nil {
-			return nil, err
+			return plan, nil, err
 		}
 		if !key.Allows(t.Model) {
-			return nil, notAllowed(t.Model)
+			return plan, nil, notAllowed(t.Model)
 		}
 		plan.Targets[i].ContextWindow = route.Model.ContextWindow
 		models[i] = route.Model
+		deployed = deployed || len(route.Deployments) > 0
 	}
-	return models, nil
+	if !deployed {
+		return plan, models, nil
+	}
+	return s.deploy(plan, models)
+}
+
+// deploy gives each model with deployments one target per deployment whose provider can be
+// called, in the order the model's deployments are to be tried.
+func (s *Service) deploy(plan chain.Plan, models []*catalog.Model) (chain.Plan, []*catalog.Model, error) {
+	targets := make([]chain.Target, 0, 2*len(plan.Targets))
+	out := make([]*catalog.Model, 0, cap(targets))
+	for i, t := range plan.Targets {
+		route, err := s.Router.Route(t.Model)
+		if err != nil {
+			return plan, nil, err
+		}
+		if len(route.Deployments) == 0 {
+			targets, out = append(targets, t), append(out, models[i])
+			continue
+		}
+		order := inOrder(len(route.Deployments))
+		if models[i].Weighted() {
+			weights := make([]int, len(route.Deployments))
+			for k, d := range route.Deployments {
+				weights[k] = models[i].Weight(d.Model.Provider)
+			}
+			order = s.Engine.Picker.Order(weights)
+		}
+		for _, k := range order {
+			d := route.Deployments[k]
+			t.Provider = d.Model.Provider
+			targets, out = append(targets, t), append(out, d.Model)
+		}
+	}
+	plan.Targets = targets
+	return plan, out, nil
+}
+
+// inOrder is 0…n-1: deployments tried in catalog order.
+func inOrder(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// route returns where an attempt of t goes: its model's provider, or its deployment's.
+func (s *Service) route(t chain.Target) (catalog.Route, error) {
+	route, err := s.Router.Route(t.Model)
+	if err != nil || t.Provider == "" {
+		return route, err
+	}
+	for _, d := range route.Deployments {
+		if d.Model.Provider == t.Provider {
+			return d, nil
+		}
+	}
+	return catalog.Route{}, &catalog.ModelError{Model: t.Model, Unavailable: true, Detail: "its deployment on " + t.Provider + " cannot be called"}
 }
 
 // Completion is a served non-streamed answer.
@@ -90,7 +153,7 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 		return nil, res.Report, err
 	}
 	res.Release()
-	c.served(res.Served)
+	c.served(res.Report)
 	if tr := c.trace; tr != nil {
 		tr.responseModel, tr.output = gjson.GetBytes(res.Value.Body, "model").String(), res.Value.Body
 	}
@@ -98,15 +161,27 @@ func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) 
 	return &Completion{Response: res.Value, Served: res.Served}, res.Report, nil
 }
 
-// served marks the last attempt sent to model as the one that served: with retries a model is
-// sent more than once, with a hedge another model's attempt may have started after it.
-func (c *Call) served(model string) {
+// served marks the last attempt sent to the report's served model (and deployment) as the one
+// that served: with retries a model is sent more than once, with a hedge another model's attempt
+// may have started after it.
+func (c *Call) served(rep chain.Report) {
+	line := lineWith(rep, chain.Served)
 	for i := len(c.attempts) - 1; i >= 0; i-- {
-		if c.attempts[i].model == model {
+		if a := c.attempts[i]; a.model == line.Model && a.provider == line.Provider {
 			c.servedAttempt = i
 			return
 		}
 	}
+}
+
+// lineWith is the report's last line with status s (Served, Resumed: at most one each).
+func lineWith(rep chain.Report, s chain.Status) chain.Attempt {
+	for i := len(rep.Attempts) - 1; i >= 0; i-- {
+		if rep.Attempts[i].Status == s {
+			return rep.Attempts[i]
+		}
+	}
+	return chain.Attempt{}
 }
 
 // request builds attempt t's provider request, governed (controls.go).
@@ -122,7 +197,7 @@ func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalo
 }
 
 func (s *Service) request(t chain.Target, body []byte, stream bool) (catalog.Route, *provider.Request, error) {
-	route, err := s.Router.Route(t.Model)
+	route, err := s.route(t)
 	if err != nil {
 		return route, nil, err
 	}

@@ -63,7 +63,7 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 		c.finish(ctx, Outcome{Report: res.Report, Err: err})
 		return nil, res.Report, err
 	}
-	c.served(res.Served)
+	c.served(res.Report)
 	st := res.Value
 	if tr := c.trace; tr != nil && len(st.pending) > 0 {
 		tr.responseModel = gjson.GetBytes(st.pending[0].Data, "model").String()

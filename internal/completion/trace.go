@@ -23,8 +23,11 @@ type AttemptSpan interface {
 // AttemptStart is what is known of an attempt before it is sent.
 type AttemptStart struct {
 	Model string // the catalog's model name
-	Wire  string // the provider's wire format: openai, anthropic, gemini, bedrock
-	Index int    // the attempt's place in the request, from 0, retries and failovers included
+	// Provider names the deployment the attempt goes to, for a model served by several ("" for
+	// one served by one provider).
+	Provider string
+	Wire     string // the provider's wire format: openai, anthropic, gemini, bedrock
+	Index    int    // the attempt's place in the request, from 0, retries and failovers included
 	// Body is the request as the caller sent it; a tracer records it only when told to record
 	// content.
 	Body []byte
@@ -55,11 +58,11 @@ type callTrace struct {
 
 // traceAttempt is the chain's Trace hook for a call whose service has a Tracer: a failed attempt's
 // span ends when the chain classifies it; the served attempt's is kept for endServed.
-func (c *Call) traceAttempt(ctx context.Context, model string) (context.Context, func(chain.Attempt)) {
+func (c *Call) traceAttempt(ctx context.Context, t chain.Target) (context.Context, func(chain.Attempt)) {
 	tr := c.trace
-	start := AttemptStart{Model: model, Index: tr.traced, Body: c.Input.Body}
+	start := AttemptStart{Model: t.Model, Provider: t.Provider, Index: tr.traced, Body: c.Input.Body}
 	tr.traced++
-	if route, err := c.svc.Router.Route(model); err == nil {
+	if route, err := c.svc.route(t); err == nil {
 		start.Wire = route.Wire
 	}
 	ctx, span := c.svc.Tracer.Attempt(ctx, start)

@@ -45,6 +45,9 @@ func Start() (*Provider, error) {
 		Providers: map[string]catalog.ProviderConfig{
 			"demo":             {Type: "openai", BaseURL: "http://" + ln.Addr().String() + "/v1"},
 			"demo-unreachable": {Type: "openai", BaseURL: "http://" + refused + "/v1"},
+			// Two more names for the demo upstream: the deployments of demo/deployed.
+			"demo-primary":   {Type: "openai", BaseURL: "http://" + ln.Addr().String() + "/v1"},
+			"demo-secondary": {Type: "openai", BaseURL: "http://" + ln.Addr().String() + "/v1"},
 		},
 		Models: map[string]*catalog.Model{
 			"demo/ok":               model("demo", "ok"),
@@ -57,6 +60,12 @@ func Start() (*Provider, error) {
 			"demo/cut":              model("demo", "cut"),
 			"demo/continue":         model("demo", "continue"),
 			"demo/context-length":   model("demo", "context-length"),
+			// One model served by two deployments, the first failing: an attempt on each, one
+			// model toward the three.
+			"demo/deployed": {Points: 1, ContextWindow: 8192, Deployments: []catalog.Deployment{
+				{Provider: "demo-primary", Upstream: "error-500", Region: "local"},
+				{Provider: "demo-secondary", Upstream: "ok", Region: "local"},
+			}},
 		},
 	}
 	// demo/cut breaks a stream after its third word; demo/continue can take it on from there

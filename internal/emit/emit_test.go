@@ -138,3 +138,22 @@ func TestAFullWindowEmitsOneLimitEvent(t *testing.T) {
 		t.Errorf("refusals = %d, want 2000", d.Refusals)
 	}
 }
+
+// A model served by several deployments is named once among the models attempted; each
+// deployment's attempt counts, and the last failure names its deployment.
+func TestAnExhaustedChainNamesTheLastDeployment(t *testing.T) {
+	rec := &recorder{}
+	obs := emit.Observer{Publisher: rec, Now: time.Now}
+	report := chain.Report{Occurred: true, Attempts: []chain.Attempt{
+		{Model: "anthropic/c", Provider: "anthropic", Status: chain.Failed, Reason: chain.ServerError},
+		{Model: "anthropic/c", Provider: "bedrock", Status: chain.Failed, Reason: chain.Timeout},
+	}}
+	obs.Finished(context.Background(), completion.Outcome{Surface: "openai", Report: report, Err: errors.New("exhausted"), Kind: fault.ChainExhausted})
+	var d event.Exhausted
+	if len(rec.got) != 1 || json.Unmarshal(rec.got[0].Data, &d) != nil {
+		t.Fatalf("published %v", rec.got)
+	}
+	if !reflect.DeepEqual(d.Models, []string{"anthropic/c"}) || d.Attempts != 2 || d.LastModel != "anthropic/c" || d.LastProvider != "bedrock" || d.LastReason != "timeout" {
+		t.Errorf("data = %+v", d)
+	}
+}

@@ -36,7 +36,8 @@ func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
 		s.UserID, s.APIKeyID = f.Key.UserID, f.Key.ID
 	}
 	o.Publisher.Publish(ctx, event.ModelFailoverEvent(event.Failover{
-		FailedModel: f.Failed, Reason: string(f.Reason), NextModel: f.Next, LatencyMs: f.Latency.Milliseconds(), Subject: s, Time: at,
+		FailedModel: f.Failed, FailedProvider: f.FailedProvider, Reason: string(f.Reason), NextModel: f.Next, NextProvider: f.NextProvider,
+		LatencyMs: f.Latency.Milliseconds(), Subject: s, Time: at,
 	}, at))
 }
 
@@ -92,7 +93,7 @@ func (o Observer) exhausted(ctx context.Context, out completion.Outcome) {
 			x.Models = append(x.Models, a.Model)
 		}
 		if a.Status == chain.Failed {
-			x.LastModel, x.LastReason = a.Model, string(a.Reason)
+			x.LastModel, x.LastProvider, x.LastReason = a.Model, a.Provider, string(a.Reason)
 		}
 	}
 	o.Publisher.Publish(ctx, event.ChainExhaustedEvent(x, at))

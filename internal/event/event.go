@@ -111,12 +111,15 @@ type Subject struct {
 }
 
 // Failover is the data of api:model_failover: one transition, failedModel failed and nextModel
-// is tried next.
+// is tried next. The providers name the deployments, for models served by several (absent
+// otherwise; a failover between two deployments of one model names the model twice).
 type Failover struct {
-	FailedModel string `json:"failedModel"`
-	Reason      string `json:"reason"` // the chain's classification: a chain.Reason such as "rate_limit"
-	NextModel   string `json:"nextModel"`
-	LatencyMs   int64  `json:"latencyMs"` // how long the failed attempt took
+	FailedModel    string `json:"failedModel"`
+	FailedProvider string `json:"failedProvider,omitempty"`
+	Reason         string `json:"reason"` // the chain's classification: a chain.Reason such as "rate_limit"
+	NextModel      string `json:"nextModel"`
+	NextProvider   string `json:"nextProvider,omitempty"`
+	LatencyMs      int64  `json:"latencyMs"` // how long the failed attempt took
 	Subject
 	Time time.Time `json:"time"` // when the attempt failed
 }
@@ -153,12 +156,14 @@ func LimitReachedEvent(l Limit, now time.Time) Event {
 type Exhausted struct {
 	// Models are the models attempted, in order, each once (retries and hedges are attempts,
 	// counted in Attempts).
-	Models     []string `json:"models"`
-	Attempts   int      `json:"attempts"`
-	LastModel  string   `json:"lastModel"`
-	LastReason string   `json:"lastReason"` // the last failure's classification, a chain.Reason
-	Status     int      `json:"status"`     // 429 when every failure was a rate limit, else 502
-	Endpoint   string   `json:"endpoint,omitempty"`
+	Models    []string `json:"models"`
+	Attempts  int      `json:"attempts"`
+	LastModel string   `json:"lastModel"`
+	// LastProvider names the last failed attempt's deployment, for a model served by several.
+	LastProvider string `json:"lastProvider,omitempty"`
+	LastReason   string `json:"lastReason"` // the last failure's classification, a chain.Reason
+	Status       int    `json:"status"`     // 429 when every failure was a rate limit, else 502
+	Endpoint     string `json:"endpoint,omitempty"`
 	Subject
 	Time time.Time `json:"time"`
 }

@@ -28,10 +28,11 @@ func emitted(t *testing.T) []event.Event {
 	now := time.Date(2026, 12, 1, 2, 3, 4, 5, time.UTC)
 	sub := event.Subject{UserID: "user_1", APIKeyID: "key_1", RequestID: "req_1"}
 	out := []event.Event{
-		event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit", NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: sub}, now),
+		event.ModelFailoverEvent(event.Failover{FailedModel: "anthropic/claude-sonnet-4", FailedProvider: "anthropic", Reason: "rate_limit",
+			NextModel: "anthropic/claude-sonnet-4", NextProvider: "bedrock", LatencyMs: 812, Subject: sub}, now),
 		event.LimitReachedEvent(event.Limit{Limit: "requests_per_minute", Max: 60, ResetTime: now.Add(time.Minute), Endpoint: "/v1/chat/completions", Subject: sub}, now),
 		event.ChainExhaustedEvent(event.Exhausted{Models: []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4"}, Attempts: 3,
-			LastModel: "anthropic/claude-sonnet-4", LastReason: "server_error", Status: 502, Endpoint: "/chat/completions", Subject: sub}, now),
+			LastModel: "anthropic/claude-sonnet-4", LastProvider: "bedrock", LastReason: "server_error", Status: 502, Endpoint: "/chat/completions", Subject: sub}, now),
 		event.WebhookTestEvent("wh_1", sub, now),
 		event.EndpointDisabledEvent(event.EndpointDisabled{EndpointID: "wh_1", URL: "https://hooks.example.com", URLFingerprint: "sha256:0123456789abcdef",
 			Reason: "gone", ConsecutiveFailures: 1}, now),

@@ -69,4 +69,12 @@ func TestDemoShowsTheExtensions(t *testing.T) {
 		body.Get("secureai.failover.attempts.0.reason").String() != "hedge_lost" || time.Since(start) > 10*time.Second {
 		t.Errorf("hedge demo (%s): %s", time.Since(start), body.Raw)
 	}
+
+	body = gjson.Parse(post(`{"model":"demo/deployed","messages":[{"role":"user","content":"hi"}]}`))
+	attempts := body.Get("secureai.failover.attempts")
+	if body.Get("secureai.served_model").String() != "demo/deployed" || attempts.Get("#").Int() != 2 ||
+		attempts.Get("0.provider").String() != "demo-primary" || attempts.Get("0.reason").String() != "server_error" ||
+		attempts.Get("1.provider").String() != "demo-secondary" || attempts.Get("1.status").String() != "served" {
+		t.Errorf("deployments demo: %s", body.Raw)
+	}
 }

@@ -134,11 +134,11 @@ func (r *Request) Transitions(yield func(chain.Transition) bool) {
 		case a.Status == chain.Skipped || a.Status == chain.Resumed:
 			continue
 		case a.Hedge && last != nil:
-			if !yield(chain.Transition{Failed: last.Model, Reason: chain.HedgeAfter, Next: a.Model}) {
+			if !yield(chain.Transition{Failed: last.Model, FailedProvider: last.Provider, Reason: chain.HedgeAfter, Next: a.Model, NextProvider: a.Provider}) {
 				return
 			}
 		case a.Retry == 0 && failed != nil:
-			if !yield(chain.Transition{Failed: failed.Model, Reason: failed.Reason, Next: a.Model}) {
+			if !yield(chain.Transition{Failed: failed.Model, FailedProvider: failed.Provider, Reason: failed.Reason, Next: a.Model, NextProvider: a.Provider}) {
 				return
 			}
 		}

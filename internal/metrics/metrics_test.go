@@ -78,6 +78,28 @@ func TestTransitionsAreTheChainsFailovers(t *testing.T) {
 	}
 }
 
+// A model served by several deployments: its attempts are counted under each deployment's
+// provider, and a failover between two deployments of it names both.
+func TestDeploymentsAreTheAttemptsProviders(t *testing.T) {
+	o := completion.Outcome{Surface: "openai", Served: "x/claude", Report: chain.Report{Occurred: true, Attempts: []chain.Attempt{
+		{Model: "x/claude", Provider: "anthropic", Status: chain.Failed, Reason: chain.ServerError},
+		{Model: "x/claude", Provider: "bedrock", Status: chain.Served},
+	}}}
+	p := NewPrometheus(nil)
+	p.Finished(context.Background(), o)
+	families := scrape(t, p)
+	if f, s := sample(families, "attempts", "x/claude", "anthropic", "failed"), sample(families, "attempts", "x/claude", "bedrock", "served"); f != 1 || s != 1 {
+		t.Errorf("attempts by deployment: failed on anthropic %v, served on bedrock %v", f, s)
+	}
+	r := Request{Lines: o.Report.Attempts}
+	var got []chain.Transition
+	r.Transitions(func(t chain.Transition) bool { got = append(got, t); return true })
+	want := []chain.Transition{{Failed: "x/claude", FailedProvider: "anthropic", Reason: chain.ServerError, Next: "x/claude", NextProvider: "bedrock"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("transitions %+v, want %+v", got, want)
+	}
+}
+
 func TestPrometheusCountsARequest(t *testing.T) {
 	p := NewPrometheus(nil)
 	p.Finished(context.Background(), failover())

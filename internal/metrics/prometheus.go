@@ -81,7 +81,11 @@ func (p *Prometheus) Add(r *Request) {
 	}
 	for i := range r.Lines {
 		a := &r.Lines[i]
-		p.attempts.get(a.Model, p.provider(a.Model), string(a.Status)).Inc()
+		prov := a.Provider // a deployment's provider; else the model's
+		if prov == "" {
+			prov = p.provider(a.Model)
+		}
+		p.attempts.get(a.Model, prov, string(a.Status)).Inc()
 		if a.Retry > 0 {
 			p.retries.get(a.Model, "", "").Inc()
 		}

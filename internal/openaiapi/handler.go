@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
@@ -244,7 +245,13 @@ type model struct {
 	OwnedBy string `json:"owned_by"`
 }
 
-func modelOf(m *catalog.Model) model { return model{ID: m.Name, Object: "model", OwnedBy: m.Provider} }
+func modelOf(m *catalog.Model) model {
+	owner := m.Provider
+	if owner == "" { // served by several deployments: the name's provider part
+		owner, _, _ = strings.Cut(m.Name, "/")
+	}
+	return model{ID: m.Name, Object: "model", OwnedBy: owner}
+}
 
 // ListModels serves GET /v1/models: the models this key may use, in the OpenAI list shape.
 func (h *Handler) ListModels(w http.ResponseWriter, r *http.Request) {

@@ -17,10 +17,12 @@ const (
 
 // Verdict is a policy's answer for one model.
 type Verdict struct {
-	Model   string `json:"model"`
-	Allowed bool   `json:"allowed"`
-	Rule    string `json:"rule,omitempty"`    // the rule breached; "" when allowed
-	Message string `json:"message,omitempty"` // names the model, the policy and the rule
+	Model string `json:"model"`
+	// Provider names the deployment judged, for a model served by several.
+	Provider string `json:"provider,omitempty"`
+	Allowed  bool   `json:"allowed"`
+	Rule     string `json:"rule,omitempty"`    // the rule breached; "" when allowed
+	Message  string `json:"message,omitempty"` // names the model, the policy and the rule
 	// Enforced is true when the breach refuses the attempt (enforce mode); a monitor-mode breach
 	// has Allowed false and Enforced false: the attempt goes ahead and the violation is recorded.
 	Enforced bool `json:"enforced,omitempty"`
@@ -28,16 +30,20 @@ type Verdict struct {
 
 // Evaluate says whether m may run under the policy.
 func (a Applied) Evaluate(m *catalog.Model) Verdict {
-	v := Verdict{Model: m.Name, Allowed: true}
+	v := Verdict{Model: m.Name, Provider: m.Deployment(), Allowed: true}
+	name := m.Name
+	if v.Provider != "" {
+		name += " on " + v.Provider
+	}
 	switch {
 	case !a.providerAllowed(m.Provider):
 		v.Rule = RuleProvider
 		v.Message = fmt.Sprintf("model %s is not allowed by SMLTP policy %q (%s): rule %s: provider %q is not one of [%s]",
-			m.Name, a.Name, a.Mode, RuleProvider, m.Provider, strings.Join(a.rules.Providers, ", "))
+			name, a.Name, a.Mode, RuleProvider, m.Provider, strings.Join(a.rules.Providers, ", "))
 	case !a.regionsAllowed(m.Regions):
 		v.Rule = RuleRegion
 		v.Message = fmt.Sprintf("model %s is not allowed by SMLTP policy %q (%s): rule %s: it runs in [%s], allowed are [%s]",
-			m.Name, a.Name, a.Mode, RuleRegion, strings.Join(m.Regions, ", "), strings.Join(a.rules.Regions, ", "))
+			name, a.Name, a.Mode, RuleRegion, strings.Join(m.Regions, ", "), strings.Join(a.rules.Regions, ", "))
 	default:
 		return v
 	}

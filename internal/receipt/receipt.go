@@ -42,7 +42,8 @@ type Policy struct {
 type Attempt struct {
 	JTI        string `json:"jti"` // its entitlement token's id
 	Model      string `json:"model"`
-	Outcome    string `json:"outcome"` // "served", or the failover reason (e.g. "rate_limit", "timeout")
+	Provider   string `json:"provider,omitempty"` // the deployment's, for a model served by several
+	Outcome    string `json:"outcome"`            // "served", or the failover reason (e.g. "rate_limit", "timeout")
 	BodySHA256 string `json:"body_sha256"`
 }
 

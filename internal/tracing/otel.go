@@ -85,6 +85,9 @@ func (t *otelTracer) Attempt(ctx context.Context, a completion.AttemptStart) (co
 			attribute.String(AttrProvider, providerName(a.Wire)),
 			attribute.String(AttrRequestModel, a.Model),
 			attribute.Int(AttrIndex, a.Index)))
+	if a.Provider != "" {
+		span.SetAttributes(attribute.String(AttrDeployment, a.Provider))
+	}
 	if t.content {
 		span.SetAttributes(attribute.String(AttrInput, gjson.GetBytes(a.Body, "messages").Raw))
 	}

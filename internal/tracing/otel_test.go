@@ -68,3 +68,18 @@ func TestErrorType(t *testing.T) {
 		}
 	}
 }
+
+// An attempt on one deployment of a model served by several names that deployment's provider;
+// an attempt of a model served by one provider carries no such attribute.
+func TestAttemptNamesItsDeployment(t *testing.T) {
+	for _, deployment := range []string{"", "bedrock-eu"} {
+		tr, exp := recording(false)
+		_, span := tr.Attempt(context.Background(), completion.AttemptStart{Model: "anthropic/claude", Provider: deployment, Wire: "bedrock"})
+		span.End(completion.AttemptEnd{Line: chain.Attempt{Model: "anthropic/claude", Provider: deployment, Status: chain.Served}})
+		a := attrMap(exp.GetSpans()[0].Attributes)
+		got, ok := a[AttrDeployment]
+		if ok != (deployment != "") || got.AsString() != deployment || a[AttrProvider].AsString() != "aws.bedrock" {
+			t.Errorf("deployment %q: %s = %q (set %v), %s = %q", deployment, AttrDeployment, got.AsString(), ok, AttrProvider, a[AttrProvider].AsString())
+		}
+	}
+}

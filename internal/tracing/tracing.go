@@ -114,6 +114,9 @@ const (
 	AttrIndex         = "secureai.attempt.index"
 	AttrRetry         = "secureai.attempt.retry"
 	AttrServed        = "secureai.attempt.served"
+	// AttrDeployment is the catalog provider of the deployment an attempt went to, for a model
+	// served by several (gen_ai.provider.name names its wire format).
+	AttrDeployment = "secureai.attempt.provider"
 )
 
 // operation is the GenAI operation every attempt performs.

@@ -47,6 +47,10 @@ func (s xrayAttempt) End(e completion.AttemptEnd) {
 	}
 	_ = seg.AddAnnotation("model", e.Line.Model)
 	_ = seg.AddAnnotation("status", string(e.Line.Status))
+	if s.start.Provider != "" {
+		_ = seg.AddAnnotation("provider", s.start.Provider)
+		_ = seg.AddMetadata(AttrDeployment, s.start.Provider)
+	}
 	if e.Line.Reason != "" {
 		_ = seg.AddAnnotation("reason", string(e.Line.Reason))
 	}
