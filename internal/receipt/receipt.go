@@ -18,6 +18,9 @@ import (
 	"github.com/secureai-gateway/gateway/verify"
 )
 
+// MaxBundleID is the longest bundle id GET /receipts/{bundleId} accepts (SPEC 8).
+const MaxBundleID = 128
+
 // Type is the receipt's JWS typ; the signing.Signer must be built with it.
 const Type jose.ContentType = verify.ReceiptType
 
