@@ -272,8 +272,9 @@ func models(d Deps, list openaiapi.ModelLister) http.Handler {
 }
 
 func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
-	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return httpapi.Routes(openaiapi.Render, traced(d, openAIChatRoutes[0], endpoint(d, openaiapi.Render, h.Chat)), openAIChatRoutes...)
+	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
+	chat := httpapi.Idempotent(guard, openaiapi.Render, openAIChatRoutes[0], d.MaxBody, http.HandlerFunc(h.Chat))
+	return httpapi.Routes(openaiapi.Render, traced(d, openAIChatRoutes[0], endpoint(d, openaiapi.Render, chat.ServeHTTP)), openAIChatRoutes...)
 }
 
 // traced gives a chat route's requests their span when tracing is on.

@@ -19,8 +19,12 @@ import (
 
 // ReadJSONObject reads a request body of at most limit bytes that must be a JSON object. Under
 // BodyLimits (the local server) the body's bytes are first reserved from the in-flight budget and
-// must arrive by the read deadline: 503 and 408 otherwise.
+// must arrive by the read deadline: 503 and 408 otherwise. Behind Idempotent, it returns the body
+// Idempotent read.
 func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if body, ok := r.Context().Value(bodyKey{}).([]byte); ok {
+		return body, nil // read and checked already, by Idempotent
+	}
 	if r.ContentLength > limit { // refused before a byte is read or reserved
 		return nil, tooLarge(limit)
 	}
