@@ -2,7 +2,8 @@
 // JWS (EdDSA, kid from the gateway's JWKS) recording which SMLTP policy applied and its verdict,
 // every attempt's entitlement token id with its model, outcome and body hash, and the model that
 // served. Anyone can verify a receipt offline against /.well-known/jwks.json with any JOSE library;
-// the caller that made the request can fetch it again by its bundle id (the serving attempt's jti).
+// the caller that made the request can fetch it again by its bundle id (the serving attempt's jti,
+// GET /receipts/{bundleId}: accountapi.Receipts).
 package receipt
 
 import (
