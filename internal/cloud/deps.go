@@ -5,20 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
-	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/keyadmin"
-	"github.com/secureai-gateway/gateway/internal/ledger"
-	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
@@ -67,35 +64,41 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		// Only a real bus: the console is off without one, as its actions must be audited.
 		d.Events = c.Events
 	}
-	if t.Limits != "" {
-		d.Limits = &limits.Limiter{Counter: c.Store}
-	}
-	if t.Users != "" {
-		d.Billing = &billing.Biller{Store: c.Store}
-		policies, err := gateway.Policies(cat)
-		if err != nil {
-			return gateway.Deps{}, err
-		}
-		d.KeyAdmin = &keyadmin.Service{Keys: c.Store, Users: c.Store,
-			ModelExists:  func(name string) bool { _, ok := cat.Models[name]; return ok },
-			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
-			Audit:        emit.AdminChanges(c.Events, time.Now, c.Log),
-			Invalidate:   c.keys.inner.Invalidate}
-	}
-	if t.CircuitBreakers != "" {
-		d.Breakers = breaker.New(c.Store, c.breakers, c.breakerAudit())
-	}
-	if t.Receipts != "" {
-		d.Receipts = c.Store
-	}
-	if t.Limits != "" || t.Users != "" || t.Receipts != "" {
-		d.Ledger = &ledger.Ledger{Store: c.Store, Limits: t.Limits != "", Biller: d.Billing}
+	if err := d.Attach(c.stores()); err != nil {
+		return gateway.Deps{}, err
 	}
 	if t.Webhooks != "" && t.Audit != "" {
 		d.Webhooks = &webhookadmin.Handlers{Webhooks: c.Store, Dispatcher: c.Dispatcher(), Guard: c.Guard,
 			Audit: c.Store.AuditLog(), Events: c.Events, Now: time.Now}
 	}
 	return d, nil
+}
+
+// stores are the tables the function's environment names, each turning its features on.
+func (c *Cloud) stores() gateway.Stores {
+	t := c.Config.Tables
+	s := gateway.Stores{Events: c.Events, BreakerConfig: c.breakers}
+	if t.Limits != "" {
+		s.Counter = c.Store
+	}
+	if t.Users != "" {
+		s.Keys, s.Users, s.Invalidate = c.Store, c.Store, c.keys.inner.Invalidate
+	}
+	if t.Receipts != "" {
+		s.Receipts = c.Store
+	}
+	if t.Limits != "" || t.Users != "" || t.Receipts != "" {
+		s.Books = c.Store
+	}
+	if t.CircuitBreakers != "" {
+		s.Breakers = c.Store
+		if c.Metrics != nil {
+			s.BreakerAudit = func(h func(context.Context, breaker.Event)) func(context.Context, breaker.Event) {
+				return metrics.BreakerAudit(c.Metrics, h)
+			}
+		}
+	}
+	return s
 }
 
 // observer hears every completion: its events, and its metrics record (when Metrics is set).
@@ -106,14 +109,6 @@ func (c *Cloud) observer() completion.Observer {
 		return events
 	}
 	return completion.Observers{events, c.Metrics}
-}
-
-// breakerAudit publishes each breaker opening and closing, and counts the openings.
-func (c *Cloud) breakerAudit() func(context.Context, breaker.Event) {
-	if c.Metrics == nil {
-		return emit.Breakers(c.Events)
-	}
-	return metrics.BreakerAudit(c.Metrics, emit.Breakers(c.Events))
 }
 
 // secretsAtOnce reads the provider credentials and (when configured) the signing keyset
