@@ -30,7 +30,7 @@ func NewOpenAPI(Deps) (http.Handler, error) {
 func NewPublic(d Deps) (http.Handler, error) {
 	mux := http.NewServeMux()
 	// The API description needs nothing configured: it is served even when the JWKS is off.
-	if err := mountBuilt(mux, d, true, builder{NewJWKS, jwksRoutes}, builder{NewOpenAPI, openAPIRoutes}); err != nil {
+	if err := mountBuilt(mux, d, true, Endpoint{Routes: jwksRoutes, Build: NewJWKS}, Endpoint{Routes: openAPIRoutes, Build: NewOpenAPI}); err != nil {
 		return nil, err
 	}
 	mux.Handle("/", httpapi.WithRequestID(httpapi.NotFound(classicapi.Render)))

@@ -25,6 +25,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/localevents"
 	"github.com/secureai-gateway/gateway/internal/metrics"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
@@ -72,7 +73,7 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 	}
 	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
 	d = gateway.Deps{
-		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
+		Catalog: cat, Providers: adapters.Factories(), Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
 		Idempotency:   store,
 		Observer:      completion.Observers{emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}}, m},
