@@ -76,8 +76,10 @@ var (
 	Admin = Endpoint{Function: "AdminFunction", Routes: adminRoutes, Render: classicapi.Render, Build: NewAdmin,
 		Needs: NeedsUsers | NeedsBreakers | NeedsWebhooks | NeedsEvents}
 	// Console serves the pages and, in process, the routes they call: the chat playground's
-	// completions included, so it uses what a chat surface uses (but no Idempotency-Key).
-	Console = Endpoint{Function: "ConsoleFunction", Routes: console.Routes, Render: classicapi.Render, Build: NewConsole,
+	// completions included, so it uses what a chat surface uses (but no Idempotency-Key). Its
+	// routes are constants so that the value is built at compile time: a value computed at init
+	// makes every function link its builder, and NewConsole builds the chat endpoints.
+	Console = Endpoint{Function: "ConsoleFunction", Routes: []string{console.Path, console.Path + "/"}, Render: classicapi.Render, Build: NewConsole,
 		Needs: chatNeeds&^NeedsIdempotency | NeedsWebhooks}
 )
 
