@@ -74,6 +74,23 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	return d, nil
 }
 
+// FeatureEnv names, for each feature an endpoint needs (gateway.Endpoint.Needs), the environment
+// variables that turn it on in a function, as GatewayDeps and Load read them; template.yaml gives
+// each function exactly its endpoint's (internal/templatetest checks). NeedsAdapters is code, not
+// configuration: the function's main passes the adapters.
+var FeatureEnv = map[gateway.Needs][]string{
+	gateway.NeedsCredentials: {"SECUREAI_PROVIDER_SECRET_ARN"},
+	gateway.NeedsIdempotency: {"SECUREAI_TABLE_IDEMPOTENCY"},
+	gateway.NeedsLimits:      {"SECUREAI_TABLE_LIMITS"},
+	gateway.NeedsUsers:       {"SECUREAI_TABLE_USERS"},
+	gateway.NeedsReceipts:    {"SECUREAI_TABLE_RECEIPTS"},
+	gateway.NeedsBreakers:    {"SECUREAI_TABLE_CIRCUIT_BREAKERS"},
+	gateway.NeedsSigning:     {"SECUREAI_SIGNING_SECRET_ARN"},
+	gateway.NeedsWebhooks: {"SECUREAI_TABLE_WEBHOOKS", "SECUREAI_TABLE_WEBHOOK_ATTEMPTS", "SECUREAI_TABLE_AUDIT",
+		webhook.EnvAllowPrivate},
+	gateway.NeedsEvents: {"SECUREAI_EVENT_BUS", "SECUREAI_EVENT_OUTBOX_URL"},
+}
+
 // stores are the tables the function's environment names, each turning its features on.
 func (c *Cloud) stores() gateway.Stores {
 	t := c.Config.Tables
