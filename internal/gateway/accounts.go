@@ -64,7 +64,7 @@ func (d Deps) settings() chain.Settings {
 var (
 	adminRoutes   = []string{"/admin/"}
 	usageRoutes   = []string{"GET /usage"}
-	jwksRoutes    = []string{"GET /.well-known/jwks.json"}
+	jwksRoutes    = []string{jwksRoute}
 	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
 	metricsRoutes = []string{"GET /metrics"}
 )

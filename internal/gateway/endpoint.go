@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"net/http"
-	"slices"
 
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/console"
@@ -71,7 +70,7 @@ var (
 	Receipts = Endpoint{Function: "ReceiptsFunction", Routes: receiptRoutes, Render: classicapi.Render,
 		Build: NewReceipts, Needs: NeedsReceipts}
 	// Public are the routes that need no key: the JWKS and the API description.
-	Public = Endpoint{Function: "JWKSFunction", Routes: slices.Concat(jwksRoutes, openAPIRoutes), Render: classicapi.Render,
+	Public = Endpoint{Function: "JWKSFunction", Routes: []string{jwksRoute, openAPIRoute}, Render: classicapi.Render,
 		Build: NewPublic, Needs: NeedsSigning}
 	Admin = Endpoint{Function: "AdminFunction", Routes: adminRoutes, Render: classicapi.Render, Build: NewAdmin,
 		Needs: NeedsUsers | NeedsBreakers | NeedsWebhooks | NeedsEvents}

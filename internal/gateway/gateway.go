@@ -99,6 +99,15 @@ var (
 	modelsRoutes      = []string{"GET /v1/models", "GET /v1/models/{id...}"}
 	openAIChatRoutes  = []string{"POST /v1/chat/completions"}
 	classicChatRoutes = []string{"POST /chat/completions"}
+	policyCheckRoutes = []string{"POST /policy-check"}
+	openAPIRoutes     = []string{openAPIRoute}
+)
+
+// The public routes' patterns are constants, so that Public, which serves both, is built at
+// compile time (see Console).
+const (
+	jwksRoute    = "GET /.well-known/jwks.json"
+	openAPIRoute = "GET /openapi.json"
 )
 
 // Every New… builder has one shape, func(Deps) (http.Handler, error), so a Lambda's main hands

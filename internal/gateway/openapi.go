@@ -8,8 +8,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
-var openAPIRoutes = []string{"GET /openapi.json"}
-
 // NewOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it
 // describes the API, nothing of its data). The conversion runs once per process.
 func NewOpenAPI(Deps) (http.Handler, error) {

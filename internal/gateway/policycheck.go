@@ -11,8 +11,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-var policyCheckRoutes = []string{"POST /policy-check"}
-
 // NewPolicyCheck builds POST /policy-check: the dry run of a chat request (SPEC 6). It builds the
 // providers only to route the chain's models; it calls none of them.
 func NewPolicyCheck(d Deps) (http.Handler, error) {
