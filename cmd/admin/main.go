@@ -4,7 +4,7 @@
 // the same builder (gateway.Deps.Attach): the same rules and the same audit events. For DynamoDB it uses the AWS default credential chain; the local store
 // can only be opened while the local gateway is stopped (use the admin API while it runs).
 //
-//	go run ./cmd/admin create-key -table <ApiKeysTable> -users-table <UsersTable> -name ops -admin
+//	go run ./cmd/admin create-key -table <ApiKeysTable> -users-table <UsersTable> -event-bus <EventBus> -name ops -admin
 //	go run ./cmd/admin create-key -db .secureai/gateway.db -name app -user team-a -per-minute 30 -daily 500 \
 //	    -models openai/gpt-5-nano,anthropic/claude-sonnet-4 -defaults openai/gpt-5-nano,anthropic/claude-sonnet-4
 //	go run ./cmd/admin set-user -db .secureai/gateway.db -id team-a -points 2000 -renewal-day 1 -usage-by-model=true -dollar-limit 50
