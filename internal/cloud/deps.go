@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/httpapi"
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
 	"github.com/secureai-gateway/gateway/internal/breaker"
@@ -16,6 +14,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"

@@ -110,8 +110,7 @@ const (
 	openAPIRoute = "GET /openapi.json"
 )
 
-// Every New… builder has one shape, func(Deps) (http.Handler, error), so a Lambda's main hands
-// it to cloud.Endpoint as it is. A builder whose store the Deps leaves unset answers an *OffError:
+// Every New… builder has one shape, func(Deps) (http.Handler, error): an Endpoint's Build. A builder whose store the Deps leaves unset answers an *OffError:
 // the local server then mounts nothing there, and a function fails its start naming what is
 // missing.
 
