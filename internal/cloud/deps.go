@@ -9,18 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
-	"github.com/secureai-gateway/gateway/internal/breaker"
-	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
 	"github.com/secureai-gateway/gateway/internal/webhook"
-	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -47,13 +42,11 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	if err != nil {
 		return gateway.Deps{}, err
 	}
-	t := c.Config.Tables
 	// No Budget: HTTP bounds every request by the invocation's deadline, and the classic surface's
 	// idempotency lease then covers the longest invocation Lambda allows.
 	d := gateway.Deps{SkipUnhealthy: c.Config.SkipUnhealthy,
 		Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody,
 		HTTPClient: c.ProviderClient(), Engine: c.Engine(), Idempotency: c.Idempotency(),
-		Observer:    c.observer(),
 		Tracer:      c.Tracer,
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
@@ -65,10 +58,6 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	}
 	if err := d.Attach(c.stores()); err != nil {
 		return gateway.Deps{}, err
-	}
-	if t.Webhooks != "" && t.Audit != "" {
-		d.Webhooks = &webhookadmin.Handlers{Webhooks: c.Store, Dispatcher: c.Dispatcher(), Guard: c.Guard,
-			Audit: c.Store.AuditLog(), Events: c.Events, Now: time.Now}
 	}
 	return d, nil
 }
@@ -93,7 +82,7 @@ var FeatureEnv = map[gateway.Needs][]string{
 // stores are the tables the function's environment names, each turning its features on.
 func (c *Cloud) stores() gateway.Stores {
 	t := c.Config.Tables
-	s := gateway.Stores{Events: c.Events, BreakerConfig: c.breakers}
+	s := gateway.Stores{Events: c.Events, Metrics: c.Metrics, BreakerConfig: c.breakers}
 	if t.Limits != "" {
 		s.Counter = c.Store
 	}
@@ -108,23 +97,11 @@ func (c *Cloud) stores() gateway.Stores {
 	}
 	if t.CircuitBreakers != "" {
 		s.Breakers = c.Store
-		if c.Metrics != nil {
-			s.BreakerAudit = func(h func(context.Context, breaker.Event)) func(context.Context, breaker.Event) {
-				return metrics.BreakerAudit(c.Metrics, h)
-			}
-		}
+	}
+	if t.Webhooks != "" && t.Audit != "" {
+		s.Webhooks, s.AuditLog, s.Dispatcher, s.Guard = c.Store, c.Store.AuditLog(), c.Dispatcher(), c.Guard
 	}
 	return s
-}
-
-// observer hears every completion: its events, and its metrics record (when Metrics is set).
-func (c *Cloud) observer() completion.Observer {
-	// GatewayDeps runs once per instance: its limit windows are the instance's.
-	events := emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}}
-	if c.Metrics == nil {
-		return events
-	}
-	return completion.Observers{events, c.Metrics}
 }
 
 // secretsAtOnce reads the provider credentials and (when configured) the signing keyset

@@ -1,18 +1,22 @@
 package gateway
 
 import (
-	"context"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/audit"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/webhook"
+	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 )
 
 // Stores are what a deployment keeps its features' records in, and where their changes go. The
@@ -37,18 +41,26 @@ type Stores struct {
 	// Breakers keeps the circuit breakers, configured by BreakerConfig.
 	Breakers      breaker.Store
 	BreakerConfig breaker.Config
-	// BreakerAudit wraps the breakers' audit hook (the events each opening and closing
-	// publishes), e.g. to count openings; nil: the events alone.
-	BreakerAudit func(func(context.Context, breaker.Event)) func(context.Context, breaker.Event)
-	// Events receives every admin change and breaker transition (event.Discard: none are kept).
+	// Webhooks and AuditLog turn on the webhook and audit-log administration, with the Dispatcher
+	// that sends its test deliveries and the Guard that checks webhook URLs.
+	Webhooks   webhook.Store
+	AuditLog   audit.Store
+	Dispatcher *webhook.Dispatcher
+	Guard      webhook.URLChecker
+	// Events receives every completion's events, admin change and breaker transition
+	// (event.Discard: none are kept).
 	Events event.Publisher
+	// Metrics counts completions and breaker openings (Prometheus locally, EMF records in the
+	// cloud); nil: nothing is counted.
+	Metrics metrics.Recorder
 	// Invalidate drops a changed key from this process's key cache; nil: nothing caches keys.
 	Invalidate func(hash string)
 }
 
 // Attach builds the features from s onto d, under d's catalog (which models and SMLTP policies
-// exist) and logger: request limits, billing, the ledger, receipts, circuit breakers, and key and
-// user administration with every rule the admin API has.
+// exist) and logger: what hears every completion (its events and metrics), request limits,
+// billing, the ledger, receipts, circuit breakers, key and user administration with every rule
+// the admin API has, and the webhook and audit-log administration.
 func (d *Deps) Attach(s Stores) error {
 	policies, err := Policies(d.Catalog)
 	if err != nil {
@@ -58,6 +70,13 @@ func (d *Deps) Attach(s Stores) error {
 	if events == nil {
 		events = event.Discard{}
 	}
+	// Attach runs once per process (per warm instance in the cloud): its limit windows are the
+	// process's.
+	observers := completion.Observers{emit.Observer{Publisher: events, Now: time.Now, Limits: &emit.LimitWindows{}}}
+	if s.Metrics != nil {
+		observers = append(observers, s.Metrics)
+	}
+	d.Observer = observers
 	if s.Counter != nil {
 		d.Limits = &limits.Limiter{Counter: s.Counter}
 	}
@@ -72,8 +91,8 @@ func (d *Deps) Attach(s Stores) error {
 	}
 	if s.Breakers != nil {
 		audit := emit.Breakers(events)
-		if s.BreakerAudit != nil {
-			audit = s.BreakerAudit(audit)
+		if s.Metrics != nil {
+			audit = metrics.BreakerAudit(s.Metrics, audit)
 		}
 		d.Breakers = breaker.New(s.Breakers, s.BreakerConfig, audit)
 	}
@@ -84,6 +103,10 @@ func (d *Deps) Attach(s Stores) error {
 			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
 			Audit:        emit.AdminChanges(events, time.Now, httpapi.Logger(d.Log)),
 			Invalidate:   s.Invalidate}
+	}
+	if s.Webhooks != nil && s.AuditLog != nil {
+		d.Webhooks = &webhookadmin.Handlers{Webhooks: s.Webhooks, Dispatcher: s.Dispatcher, Guard: s.Guard,
+			Audit: s.AuditLog, Events: events, Now: time.Now}
 	}
 	return nil
 }

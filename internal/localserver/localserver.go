@@ -15,8 +15,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
@@ -76,10 +74,8 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 		Catalog: cat, Providers: adapters.Factories(), Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
 		Idempotency:   store,
-		Observer:      completion.Observers{emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}}, m},
 		Signer:        signer,
 		KeyCacheTTL:   0, // the local server's cache is invalidated at once
-		Webhooks:      events.Admin(nil),
 		SkipUnhealthy: env.SkipUnhealthy,
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 		Metrics:       m.Handler(),
@@ -88,10 +84,8 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 	err = d.Attach(gateway.Stores{Keys: store, Users: store, Counter: counts,
 		Books: ledger.Local{Counter: counts, Users: store, Receipts: store}, HoldMargin: env.HoldMargin,
 		Receipts: store, Breakers: store, BreakerConfig: breakerCfg,
-		BreakerAudit: func(h func(context.Context, breaker.Event)) func(context.Context, breaker.Event) {
-			return metrics.BreakerAudit(m, h)
-		},
-		Events: events.Publisher, Invalidate: keys.Invalidate})
+		Webhooks: store, AuditLog: events.Audit, Dispatcher: events.Dispatcher, Guard: events.Guard,
+		Events: events.Publisher, Metrics: m, Invalidate: keys.Invalidate})
 	if err != nil {
 		return d, nil, err
 	}
