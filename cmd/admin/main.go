@@ -292,7 +292,7 @@ func listKeys(ctx context.Context, out io.Writer) func(*keyadmin.Service) error 
 	return func(s *keyadmin.Service) error {
 		fmt.Fprintf(out, "%-21s %-12s %-6s %-16s %-24s %s\n", "ID", "PREFIX", "ADMIN", "USER", "STATUS", "NAME")
 		for cursor := ""; ; {
-			p, err := s.List(ctx, cursor, keyadmin.MaxPageSize)
+			p, err := s.List(ctx, cursor, keyadmin.MaxPageSize, keyadmin.Filter{})
 			if err != nil {
 				return err
 			}

@@ -64,6 +64,9 @@ func FromEvent(e event.Event) Entry {
 		Next     string       `json:"nextModel"`
 		Reason   string       `json:"reason"`
 		Limit    string       `json:"limit"`
+		Last     string       `json:"lastModel"`
+		LastWhy  string       `json:"lastReason"`
+		Status   int          `json:"status"`
 		Scope    string       `json:"scope"`
 		ScopeID  string       `json:"scopeId"`
 		Cause    string       `json:"cause"`
@@ -83,6 +86,9 @@ func FromEvent(e event.Event) Entry {
 	case e.Type == event.LimitReached:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "access_control", "blocked"
 		en.Description = fmt.Sprintf("Limit %s reached", common.Limit)
+	case e.Type == event.ChainExhausted:
+		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "availability", "failed"
+		en.Description = fmt.Sprintf("Every model of the chain failed (last: %s, %s); answered %d", common.Last, common.LastWhy, common.Status)
 	case e.Type == event.WebhookTest:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "operations", "success"
 		en.Description = "Test event sent to webhook " + common.EP

@@ -26,6 +26,8 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 		{event.ModelFailoverEvent(event.Failover{FailedModel: "openai/a", Reason: "timeout", NextModel: "google/b", Subject: sub}, now),
 			"warning", "availability", "failover", "Model openai/a failed (timeout); failing over to google/b"},
 		{event.LimitReachedEvent(event.Limit{Limit: "daily", Endpoint: "/chat/completions", Subject: sub}, now), "warning", "access_control", "blocked", "Limit daily reached"},
+		{event.ChainExhaustedEvent(event.Exhausted{Models: []string{"a/x", "b/y"}, Attempts: 2, LastModel: "b/y", LastReason: "timeout", Status: 502, Subject: sub}, now),
+			"warning", "availability", "failed", "Every model of the chain failed (last: b/y, timeout); answered 502"},
 		{event.WebhookTestEvent("wh_1", sub, now), "info", "operations", "success", "Test event sent to webhook wh_1"},
 		{event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "critical", "security", "blocked", "Circuit breaker opened for key k1 (admin)"},
 		{event.BreakerEvent(false, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "info", "security", "success", "Circuit breaker closed for key k1 (admin)"},

@@ -11,7 +11,11 @@ import (
 // it. The first of the two to succeed is locked in and the other is cancelled at once (its context
 // ends, so its upstream connection closes). A failure of either lets the other run on; once
 // neither runs, the chain goes on one attempt at a time as without hedging, and the attempt that
-// is then alone may be hedged in its turn. At most two attempts ever run at once.
+// is then alone may be hedged in its turn. At most two attempts ever run at once: when the hedge
+// too has produced nothing after HedgeAfter and a model is left, the older of the two — the one
+// that has waited longest, in a heavy tail the least likely to answer next — is cancelled and the
+// next model starts beside the hedge (a request whose first two draws are both slow then waits
+// about 2 × HedgeAfter plus a fast answer, not the tail).
 
 // errHedgeLost is the cause an attempt is cancelled with when the attempt beside it won.
 var errHedgeLost = errors.New("chain: the hedged attempt beside this one served first")
@@ -21,10 +25,12 @@ type flight struct {
 	t       Target
 	line    int // its line in the report, taken when it starts so lines stay in start order
 	start   time.Time
+	due     time.Time // when hedge_after_ms falls due for it
 	actx    context.Context
 	cancel  context.CancelCauseFunc
 	traced  func(Attempt)
 	hedge   bool   // it started beside another attempt
+	dropped bool   // cancelled to make room for a later hedge: it lands as hedge_lost
 	settled bool   // hedge_after_ms has been acted on for it (a hedge started, or could not)
 	skipped Reason // why no hedge started beside it; "" when one did or none was due
 }
@@ -43,9 +49,11 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 	if len(r.p.Targets) == 0 {
 		panic("chain: Run called with an empty plan")
 	}
-	done := make(chan landing[T], 2) // buffered: a cancelled attempt never blocks on the send
+	// Buffered for every target: a cancelled attempt never blocks on the send.
+	done := make(chan landing[T], len(r.p.Targets))
 	var (
-		running   []*flight
+		running   []*flight   // in start order
+		dropping  []*flight   // cancelled for a later hedge, not yet landed
 		next      int         // the first target not yet started or passed over
 		held      = -1        // a target chosen for a hedge that could not start: the next to run
 		minWindow = -1        // after a context-length refusal: only larger windows
@@ -59,6 +67,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 	for {
 		if len(running) == 0 {
 			if stop != nil {
+				r.abandon(dropping, done, errHedgeLost, HedgeLost)
 				return r.res, stop()
 			}
 			i := held
@@ -71,6 +80,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			held = -1
 			if i < 0 {
+				r.abandon(dropping, done, errHedgeLost, HedgeLost)
 				return r.res, r.exhausted(EndOfChain)
 			}
 			if pending != nil {
@@ -79,18 +89,19 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			f, err := r.launch(ctx, r.p.Targets[i], false, done)
 			if err != nil {
+				r.abandon(dropping, done, errHedgeLost, HedgeLost)
 				return r.res, err
 			}
 			running = append(running, f)
 		}
 		var hedgeDue <-chan time.Time
-		if cur := running[0]; len(running) == 1 && !cur.settled && stop == nil && (held >= 0 || next < len(r.p.Targets)) {
-			timer.Reset(r.p.HedgeAfter - time.Since(cur.start))
+		if cur := running[len(running)-1]; !cur.settled && stop == nil && (held >= 0 || next < len(r.p.Targets)) {
+			timer.Reset(time.Until(cur.due))
 			hedgeDue = timer.C
 		}
 		select {
 		case <-hedgeDue:
-			cur := running[0]
+			cur := running[len(running)-1]
 			cur.settled = true
 			i := held
 			if held < 0 {
@@ -107,25 +118,38 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			r.res.Report.Occurred = true
 			r.announce(ctx, &Transition{Failed: cur.t.Model, Reason: HedgeAfter, Latency: time.Since(cur.start)}, t.Model)
+			if len(running) == 2 {
+				old := running[0]
+				old.dropped = true
+				old.cancel(errHedgeLost)
+				running, dropping = running[1:], append(dropping, old)
+			}
 			f, err := r.launch(ctx, t, true, done)
 			if err != nil {
-				// No time is left for a second attempt: the running one goes on alone.
+				// No time is left for another attempt: the running one goes on alone.
 				continue
 			}
+			// Hedges keep the first's cadence (every hedge_after_ms), not that plus each launch's delay.
+			f.due = cur.due.Add(r.p.HedgeAfter)
 			running = append(running, f)
 		case l := <-done:
+			if l.f.dropped {
+				dropping = remove(dropping, l.f)
+				r.end(l, Attempt{Status: Cancelled, Reason: HedgeLost})
+				continue
+			}
 			running = remove(running, l.f)
 			if l.err == nil && errors.Is(context.Cause(l.f.actx), errAttemptTimeout) {
 				l.err = errAttemptTimeout // answered only after its timer fired: a timeout (run.go)
 			}
 			if l.err == nil {
-				r.win(l, running, done)
+				r.win(l, append(running, dropping...), done)
 				return r.res, nil
 			}
 			l.f.cancel(context.Canceled)
 			if callerGone(ctx) {
 				r.end(l, Attempt{Status: Failed})
-				r.abandon(running, done, context.Canceled, "")
+				r.abandon(append(running, dropping...), done, context.Canceled, "")
 				return r.res, ErrCanceled
 			}
 			reason := classify(ctx, l.f.actx, l.err)
@@ -198,6 +222,7 @@ func (r *runner[T]) launch(ctx context.Context, t Target, hedge bool, done chan<
 		return nil, r.exhausted(DeadlineReached)
 	}
 	f := &flight{t: t, hedge: hedge, line: len(r.res.Report.Attempts), start: time.Now(), traced: func(Attempt) {}}
+	f.due = f.start.Add(r.p.HedgeAfter)
 	r.line(Attempt{Model: t.Model, Hedge: hedge}) // filled in when it lands
 	var tctx context.Context
 	f.actx, f.cancel = context.WithCancelCause(ctx)
@@ -232,14 +257,19 @@ func (r *runner[T]) win(l landing[T], running []*flight, done <-chan landing[T])
 }
 
 // abandon cancels the attempts still running with cause and reports each Cancelled for reason
-// once it has ended; whatever they produced meanwhile is dropped with their context.
+// (one dropped for a later hedge: HedgeLost) once it has ended; whatever they produced meanwhile
+// is dropped with their context.
 func (r *runner[T]) abandon(running []*flight, done <-chan landing[T], cause error, reason Reason) {
 	for _, f := range running {
 		f.cancel(cause)
 	}
 	for range running {
 		l := <-done
-		r.end(l, Attempt{Status: Cancelled, Reason: reason})
+		a := Attempt{Status: Cancelled, Reason: reason}
+		if l.f.dropped {
+			a.Reason = HedgeLost
+		}
+		r.end(l, a)
 	}
 }
 

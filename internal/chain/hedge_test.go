@@ -96,6 +96,62 @@ func TestHedge_HangingPrimaryLosesToHedge(t *testing.T) {
 	}
 }
 
+func TestHedge_BothSlowThirdStartsInThePrimarysPlace(t *testing.T) {
+	// a and b both draw the slow tail; hedge_after_ms after b started, a (the longest waiting) is
+	// cancelled and c starts beside b — still two at a time — and serves at about
+	// 2 × hedge_after_ms + its own 100 ms.
+	f := newFake(map[string]behavior{"a": after(time.Minute, "from a"), "b": after(time.Minute, "from b"), "c": after(100*time.Millisecond, "from c")})
+	start := time.Now()
+	res, err := chain.Run(context.Background(), f.engine(), hedgePlan(200*time.Millisecond, "a", "b", "c"), true, f.try)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); res.Served != "c" || took < 500*time.Millisecond || took > 10*time.Second {
+		t.Fatalf("served %s after %s, want c after about 500 ms", res.Served, took)
+	}
+	want := []chain.Attempt{cancelled("a"), hedged(cancelled("b")), hedged(served("c"))}
+	if got := attempts(res.Report); !reflect.DeepEqual(got, want) {
+		t.Fatalf("report = %+v, want %+v", got, want)
+	}
+	f.waitDone(t, "a")
+	f.waitDone(t, "b")
+	tr := f.Transitions()
+	if len(tr) != 2 || tr[0].Failed != "a" || tr[0].Next != "b" || tr[1].Failed != "b" || tr[1].Next != "c" ||
+		tr[0].Reason != chain.HedgeAfter || tr[1].Reason != chain.HedgeAfter {
+		t.Fatalf("transitions = %+v, want a → b and b → c, both hedge_after", tr)
+	}
+}
+
+func TestHedge_DroppedAttemptIsReportedWhenTheChainEnds(t *testing.T) {
+	// a hangs and is dropped for c; b and c then fail: the chain is exhausted, and a — cancelled
+	// for c — is in the report as hedge_lost, not as a failure.
+	f := newFake(map[string]behavior{"a": hang, "b": failAfter(150*time.Millisecond, chain.ServerError), "c": fail(chain.ServerError)})
+	_, err := chain.Run(context.Background(), f.engine(), hedgePlan(100*time.Millisecond, "a", "b", "c"), false, f.try)
+	ex := wantExhausted(t, err, chain.EndOfChain)
+	want := []chain.Attempt{cancelled("a"), hedged(failed("b", chain.ServerError)), hedged(failed("c", chain.ServerError))}
+	if got := attempts(chain.Report{Attempts: ex.Attempts}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("attempts = %+v, want %+v", got, want)
+	}
+}
+
+func TestHedge_UnaffordableSecondHedgeKeepsBoth(t *testing.T) {
+	// The key can pay for one hedge, not two: a is not dropped, and the first of a and b serves.
+	f := newFake(map[string]behavior{"a": after(600*time.Millisecond, "from a"), "b": after(time.Minute, "from b"), "c": serve})
+	e := f.engine()
+	e.Hedge = func(_ context.Context, _, next chain.Target) bool { return next.Model == "b" }
+	res, err := chain.Run(context.Background(), e, hedgePlan(100*time.Millisecond, "a", "b", "c"), false, f.try)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chain.Attempt{served("a"), {Model: "b", Status: chain.Cancelled, Reason: chain.HedgeLost, Hedge: true, HedgeSkipped: chain.HedgeUnaffordable}}
+	if got := attempts(res.Report); res.Served != "a" || !reflect.DeepEqual(got, want) {
+		t.Fatalf("served %s, report = %+v, want a and %+v", res.Served, got, want)
+	}
+	if calls := f.Calls(); !reflect.DeepEqual(calls, []string{"a", "b"}) {
+		t.Fatalf("calls = %v, want a and b", calls)
+	}
+}
+
 func TestHedge_FailureOfOneLetsTheOtherRun(t *testing.T) {
 	// The hedge b fails at once; a goes on and serves. An attempt is hedged once: c does not
 	// start beside a after b's failure.

@@ -94,9 +94,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, a *answer) bool 
 		Render(w, r, fmt.Errorf("building the classic envelope: %w", err))
 		return false
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	httpapi.StartAnswer(w, len(out))
 	_, _ = w.Write(out)
+	httpapi.SendAnswer(w)
 	// Served is served: even if the caller left before reading, the answer is recorded so a
 	// retry gets it back instead of running (and billing) again.
 	return true

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/console"
@@ -32,6 +33,7 @@ const EnvScreenshots = "SECUREAI_CONSOLE_SCREENSHOTS"
 type server struct {
 	url   string
 	admin string // the bootstrap admin key
+	srv   *localservertest.Server
 }
 
 func newServer(t *testing.T) *server {
@@ -42,7 +44,7 @@ func newServer(t *testing.T) *server {
 	}
 	t.Cleanup(stopDemo) // after the gateway (cleanups run last first)
 	srv := localservertest.Serve(t, cat, localservertest.Env(), nil)
-	return &server{url: srv.URL, admin: srv.Admin}
+	return &server{url: srv.URL, admin: srv.Admin, srv: srv}
 }
 
 // call sends a request to the gateway's API with key and returns the status and parsed body.
@@ -110,14 +112,17 @@ func waitFor(expr string) step {
 func js(stmt string) step { return chromedp.Evaluate[chromedp.Void](stmt) }
 
 // TestConsoleInABrowser walks the console as an operator does, in Chromium: sign in (a normal key
-// refused), create a key, use it for a failover in the playground, see the failover on the
-// overview and in the audit log, revoke the key and see its next call refused, register a webhook
-// receiver and see its delivery, sign out. Every page is screenshotted; every request the page
-// made is checked to carry no key in its URL.
+// refused), see the empty overview, create a key and search keys by name, use the key for a
+// failover and an exhausted chain in the playground and run into a limit with another, see all
+// three on the overview's charts, see a user's keys against their limits, find the failover in
+// the audit log, revoke the key and see its next call refused, register a webhook receiver and
+// see its delivery, see an expired session, sign out, and see the gateway with its store down and
+// then unreachable. Every page is screenshotted; every request the page made is checked to carry
+// no key in its URL.
 func TestConsoleInABrowser(t *testing.T) {
 	s := newServer(t)
 	bctx := browser(t)
-	ctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)
 	defer cancel()
 	shots := screenshotDir(t)
 
@@ -199,6 +204,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("a key is readable by the page's script (%v): %s", err, stored)
 	}
 
+	// Nothing has happened yet: every chart and table says so.
+	run("empty overview", waitText("#ov-chart-failovers", "No failovers in this range."),
+		waitText("#ov-chart-exhausted", "No exhausted chains in this range."), waitText("#ov-chart-refusals", "No limit refusals in this range."),
+		waitText("#ov-models", "No failovers in this range."), waitText("#ov-breakers", "No breaker is open."), waitText("#ov-exhausted", "0"))
+	shot("overview-empty")
+
 	// Create a key; its secret is shown once.
 	run("create a key", page("keys"), chromedp.WaitVisible(id("kf-name")),
 		chromedp.SendKeys(id("kf-name"), "browser test key"), chromedp.Click(id("kf-submit")),
@@ -211,6 +222,25 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("validation error", chromedp.SendKeys(id("kf-name"), "bad limits"), chromedp.SendKeys(id("kf-dailyLimit"), "-5"),
 		chromedp.Click(id("kf-submit")), waitText(`[data-for="dailyLimit"]`, "dailyLimit"))
 	shot("keys")
+
+	// The search runs on the server, its cursor paging through the matches only: 23 keys named
+	// "Search target n" among others, searched in another case, fill one page of 20 and 3 more.
+	for i := range 23 {
+		if status, k := s.call(t, "POST", "/admin/api-keys", s.admin, fmt.Sprintf(`{"name":"Search target %d"}`, i)); status != http.StatusCreated {
+			t.Fatalf("creating a key: %d %s", status, k.Raw)
+		}
+	}
+	rows := `document.querySelectorAll("#key-table tbody tr")`
+	onlyTargets := `[...document.querySelectorAll("#key-table tbody tr")].every(r => r.cells[0].textContent.startsWith("Search target"))`
+	run("search keys", chromedp.SetValue(id("key-q"), "search TARGET"), chromedp.Click(css(`#key-search button[type="submit"]`)),
+		waitFor(rows+`.length === 20 && `+onlyTargets), chromedp.WaitVisible(id("key-more")), chromedp.Click(id("key-more")),
+		waitFor(rows+`.length === 3 && `+onlyTargets), waitFor(`document.getElementById("key-more").hidden`))
+	// From the keyboard: typed, then Enter.
+	run("search with no match", js(`document.getElementById("key-q").value = ""`), chromedp.SendKeys(id("key-q"), "no such key"+kb.Enter),
+		waitText("#key-table", `No key's name contains "no such key".`))
+	shot("keys-search-empty")
+	run("search for the new key", chromedp.SetValue(id("key-q"), "BROWSER TEST"), chromedp.Click(css(`#key-search button[type="submit"]`)),
+		waitFor(rows+`.length === 1`), waitText("#key-table", "browser test key"))
 
 	// The playground: the policy check, then the failover demo/error-500 → demo/ok with the new key.
 	playground := chromedp.Steps(page("playground"), waitFor(`document.querySelectorAll("#pg-m2 option").length > 2`),
@@ -225,16 +255,50 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	shot("playground")
 
-	// The overview counts the failover (the audit log is written in the background: reload until
-	// it shows).
+	// A chain whose every model fails: the caller's 502, with its attempts.
+	run("exhausted chain", chromedp.SetValue(id("pg-m2"), "demo/refused"), chromedp.Click(id("pg-send")),
+		waitText("#pg-error", "502"), waitText("#pg-attempts", "connection_error"))
+
+	// A key over its daily limit: its third call is refused.
+	status, limited := s.call(t, "POST", "/admin/api-keys", s.admin, `{"name":"limited key","userId":"team-console","dailyLimit":2}`)
+	if status != http.StatusCreated {
+		t.Fatalf("creating a limited key: %d %s", status, limited.Raw)
+	}
+	var codes []int
+	for range 3 {
+		code, _ := s.call(t, "POST", "/v1/chat/completions", limited.Get("secret").String(), `{"model":"demo/ok","messages":[{"role":"user","content":"hi"}]}`)
+		codes = append(codes, code)
+	}
+	if codes[2] != http.StatusTooManyRequests {
+		t.Fatalf("the limited key's calls answered %v, want the third refused (429)", codes)
+	}
+
+	// The overview counts the two failovers, the exhausted chain and the refusal (the audit log is
+	// written in the background: reload until they show).
 	run("overview", page("overview"), chromedp.WaitVisible(id("ov-range")),
-		waitFor(`(() => { const n = document.getElementById("ov-failovers"); if (n && n.textContent === "1") return true;
+		waitFor(`(() => { const n = (id) => document.getElementById(id)?.textContent;
+			if (n("ov-failovers") === "2" && n("ov-exhausted") === "1" && n("ov-refusals") === "1") return true;
 			document.getElementById("ov-range").dispatchEvent(new Event("change")); return false; })()`),
-		waitText("#ov-models", "demo/error-500"), waitText("#ov-reasons", "server_error"), chromedp.WaitVisible(css("#ov-chart rect.bar")))
+		waitText("#ov-models", "demo/error-500"), waitText("#ov-reasons", "server_error"),
+		chromedp.WaitVisible(css("#ov-chart-failovers rect.bar")), chromedp.WaitVisible(css("#ov-chart-exhausted rect.bar3")),
+		chromedp.WaitVisible(css("#ov-chart-refusals rect.bar2")))
 	shot("overview")
-	run("overview at phone width", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css("#ov-chart rect.bar")))
+	for _, r := range []string{"hour", "week"} {
+		run("overview over the last "+r, chromedp.SetValue(id("ov-range"), r), js(`document.getElementById("ov-range").dispatchEvent(new Event("change"))`),
+			waitFor(`document.getElementById("ov-exhausted")?.textContent === "1" && document.getElementById("ov-refusals")?.textContent === "1"`))
+	}
+	run("overview at phone width", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css("#ov-chart-exhausted rect.bar3")))
 	shot("overview-phone")
 	run("back to desktop width", chromedp.EmulateViewport(1280, 900))
+
+	// A user's keys against their limits: the limited key's day is full, with its reset.
+	run("users", page("users"), chromedp.WaitVisible(id("user-id")), chromedp.SendKeys(id("user-id"), "team-console"),
+		chromedp.Click(css(`#user-form button[type="submit"]`)), waitText("#user-view", "Points"),
+		waitText("#user-keys", "limited key"), waitText("#user-keys", "2 / 2"), waitText("#user-keys", "resets"),
+		chromedp.WaitVisible(css("#user-keys .count.full")))
+	shot("users")
+	run("unknown user", chromedp.SetValue(id("user-id"), "nobody-here"), chromedp.Click(css(`#user-form button[type="submit"]`)),
+		waitText("#user-error", "nobody-here"))
 
 	// The audit page shows the failover; its request id filters to the request's entries.
 	run("audit", page("audit"), waitFor(`document.querySelectorAll("#af-type option").length > 2`),
@@ -279,14 +343,51 @@ func TestConsoleInABrowser(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("the webhook receiver got nothing")
 	}
+	// A receiver that fails: its deliveries show the failed attempt and when the retry is due
+	// (every console action is an event, so its first delivery comes without being asked for).
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer failing.Close()
+	run("failing webhook", chromedp.SendKeys(id("wh-url"), failing.URL+"/down"), chromedp.Click(css(`#wh-form button[type="submit"]`)),
+		waitText("#wh-table", failing.URL),
+		waitFor(`(() => { if ([...document.querySelectorAll("#wh-deliveries tbody tr")].some(r => r.cells[3].textContent === "failed" && r.cells[4].textContent === "503" && r.cells[6].textContent !== "—")) return true;
+			[...document.querySelectorAll("#wh-table tbody tr")].find(r => r.cells[0].textContent.endsWith("/down")).querySelector("button").click(); return false; })()`))
 	shot("webhooks")
-
-	run("users", page("users"), waitText("#usage-view", "points"))
-	shot("users")
 	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "user_browser"),
 		chromedp.SetValue(id("br-type"), "user"), chromedp.SendKeys(id("br-reason"), "browser test"),
 		chromedp.Click(css(`#br-form button[type="submit"]`)), waitText("#br-table", "user:user_browser"))
 	shot("breakers")
+
+	// A session that expires sends the operator back to the sign-in form, saying so. (The
+	// session key's expiry is brought forward through the admin API, as a day's wait would.)
+	status, sessions := s.call(t, "GET", "/admin/api-keys?name=console%20session&limit=200", s.admin, "")
+	var sessionID string
+	for _, k := range sessions.Get("apiKeys").Array() {
+		if p := k.Get("prefix").String(); p != "" && strings.HasPrefix(session.Value, p) && !k.Get("revokedAt").Exists() {
+			sessionID = k.Get("id").String()
+		}
+	}
+	if status != http.StatusOK || sessionID == "" {
+		t.Fatalf("finding the session's key: %d %s", status, sessions.Raw)
+	}
+	expires := time.Now().Add(2 * time.Second)
+	if status, k := s.call(t, "PATCH", "/admin/api-keys/"+sessionID, s.admin, `{"expiresAt":"`+expires.UTC().Format(time.RFC3339Nano)+`"}`); status != http.StatusOK {
+		t.Fatalf("bringing the session's expiry forward: %d %s", status, k.Raw)
+	}
+	time.Sleep(time.Until(expires) + 100*time.Millisecond)
+	run("expired session", page("keys"), chromedp.WaitVisible(id("signin-key")), waitText("#signin-error", "Session expired"),
+		waitText("#signin-error", "sign in again"), waitFor(`getComputedStyle(document.getElementById("nav")).display === "none"`))
+	shot("session-expired")
+	run("sign in again", chromedp.SendKeys(id("signin-key"), s.admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
+		chromedp.WaitVisible(id("keys")), waitText("#key-table", "browser test key"))
+	cookies, err = chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies.Cookies {
+		if c.Name == console.CookieName {
+			session = c
+		}
+	}
 
 	// Sign out ends the session on the server: its cookie no longer works anywhere.
 	run("sign out", chromedp.Click(id("signout")), chromedp.WaitVisible(id("signin-key")))
@@ -299,19 +400,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the signed-out session's cookie still gets %d", res.StatusCode)
-	}
-
-	// No request the console made carried a key in its URL.
-	cancel()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(urls) < 10 {
-		t.Errorf("only %d requests recorded", len(urls))
-	}
-	for _, u := range urls {
-		if strings.Contains(u, "sk-") || strings.Contains(u, s.admin[3:]) || strings.Contains(u, secret[3:]) {
-			t.Errorf("a request URL carries a key: %s", u)
-		}
 	}
 
 	// Every change made in the console is an audit entry naming it (written in the background:
@@ -341,5 +429,34 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("no console audit entries %q among:\n%s", missing, all)
+	}
+
+	// The store goes down under a signed-in console: the page says what failed and what to do.
+	run("sign in for the outage", chromedp.SendKeys(id("signin-key"), s.admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
+		chromedp.WaitVisible(id("nav")), js(`location.hash = "#audit"`), chromedp.WaitVisible(id("audit-form")))
+	if err := s.srv.Store.Close(); err != nil {
+		t.Fatalf("closing the store: %v", err)
+	}
+	run("store down", js(`location.hash = "#keys"`), chromedp.WaitVisible(id("banner")),
+		waitText("#banner", "The gateway could not load this page (5"), waitText("#banner", "try again"),
+		waitText("#key-table", "Not loaded"), waitFor(`document.getElementById("key-more").hidden`))
+	shot("store-down")
+
+	// The gateway stops: the page says it cannot reach it.
+	s.srv.Stop()
+	run("gateway unreachable", js(`location.hash = "#webhooks"`), waitText("#banner", "Cannot reach the gateway"))
+	shot("unreachable")
+
+	// No request the console made carried a key in its URL.
+	cancel()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(urls) < 10 {
+		t.Errorf("only %d requests recorded", len(urls))
+	}
+	for _, u := range urls {
+		if strings.Contains(u, "sk-") || strings.Contains(u, s.admin[3:]) || strings.Contains(u, secret[3:]) {
+			t.Errorf("a request URL carries a key: %s", u)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -54,8 +55,8 @@ func TestALimitRefusalIsOneLimitReachedEvent(t *testing.T) {
 	refusal := fault.New(fault.RateLimited, "Rate limit exceeded", "too many").Wrap(&limits.Exceeded{Period: limits.Minute, Limit: 60, ResetTime: reset})
 	obs.Finished(ctx, completion.Outcome{Surface: "openai", Err: refusal, Kind: fault.RateLimited})
 	obs.Finished(ctx, completion.Outcome{Surface: "openai", Err: errors.New("chain exhausted"), Kind: fault.ChainRateLimited})
-	if len(rec.got) != 1 || rec.got[0].Type != event.LimitReached {
-		t.Fatalf("published %v, want one api:limit_reached (a provider's 429 is not the key's limit)", rec.got)
+	if len(rec.got) != 2 || rec.got[0].Type != event.LimitReached || rec.got[1].Type != event.ChainExhausted {
+		t.Fatalf("published %v, want one api:limit_reached, then api:chain_exhausted (a provider's 429 is not the key's limit)", rec.got)
 	}
 	var d event.Limit
 	if err := json.Unmarshal(rec.got[0].Data, &d); err != nil {
@@ -63,6 +64,45 @@ func TestALimitRefusalIsOneLimitReachedEvent(t *testing.T) {
 	}
 	if d.Limit != "requests_per_minute" || d.Max != 60 || !d.ResetTime.Equal(reset) || d.Endpoint != "/v1/chat/completions" || d.APIKeyID != "key_1" || d.RequestID != "req_1" {
 		t.Errorf("data = %+v", d)
+	}
+}
+
+// A chain that runs out of models is one api:chain_exhausted event naming the models attempted,
+// the last failure and the status the caller got; a skipped model was not attempted.
+func TestAnExhaustedChainIsOneEvent(t *testing.T) {
+	rec := &recorder{}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	obs := emit.Observer{Publisher: rec, Now: func() time.Time { return now }}
+	key := &apikey.Key{ID: "key_1", UserID: "user_1"}
+	ctx := identity.WithRequestID(identity.WithKey(context.Background(), key), "req_1")
+	report := chain.Report{Occurred: true, Attempts: []chain.Attempt{
+		{Model: "openai/a", Status: chain.Failed, Reason: chain.ServerError},
+		{Model: "openai/a", Status: chain.Failed, Reason: chain.ServerError, Retry: 1},
+		{Model: "google/b", Status: chain.Skipped, Reason: "unhealthy"},
+		{Model: "anthropic/c", Status: chain.Failed, Reason: chain.Timeout},
+	}}
+	for _, tc := range []struct {
+		kind   fault.Kind
+		status int
+	}{{fault.ChainExhausted, 502}, {fault.ChainRateLimited, 429}} {
+		rec.got = nil
+		obs.Finished(ctx, completion.Outcome{Surface: "classic", Key: key, Report: report, Err: errors.New("exhausted"), Kind: tc.kind})
+		if len(rec.got) != 1 || rec.got[0].Type != event.ChainExhausted {
+			t.Fatalf("%v published %v, want one api:chain_exhausted", tc.kind, rec.got)
+		}
+		var d event.Exhausted
+		if err := json.Unmarshal(rec.got[0].Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		want := event.Exhausted{Models: []string{"openai/a", "anthropic/c"}, Attempts: 3, LastModel: "anthropic/c", LastReason: "timeout",
+			Status: tc.status, Endpoint: "/chat/completions", Subject: event.Subject{UserID: "user_1", APIKeyID: "key_1", RequestID: "req_1"}, Time: now}
+		if !reflect.DeepEqual(d, want) {
+			t.Errorf("%v: data = %+v, want %+v", tc.kind, d, want)
+		}
+	}
+	obs.Finished(ctx, completion.Outcome{Surface: "classic", Key: key, Report: report, Err: errors.New("bad request"), Kind: fault.UpstreamRejected})
+	if len(rec.got) != 1 {
+		t.Errorf("a provider's final refusal published %v", rec.got[1:])
 	}
 }
 

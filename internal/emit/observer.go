@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
@@ -42,8 +44,13 @@ func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
 var endpoints = map[string]string{"openai": "/v1/chat/completions", "classic": "/chat/completions"}
 
 // Finished implements completion.Observer: a request refused by the key's request limit, its
-// points or its budget is an api:limit_reached event (a provider's 429 is not).
+// points or its budget is an api:limit_reached event (a provider's 429 is not), and a chain that
+// ran out of models an api:chain_exhausted event.
 func (o Observer) Finished(ctx context.Context, out completion.Outcome) {
+	if out.Err != nil && (out.Kind == fault.ChainExhausted || out.Kind == fault.ChainRateLimited) {
+		o.exhausted(ctx, out)
+		return
+	}
 	var l event.Limit
 	var ex *limits.Exceeded
 	switch {
@@ -67,6 +74,28 @@ func (o Observer) Finished(ctx context.Context, out completion.Outcome) {
 	}
 	l.Endpoint, l.Subject, l.Time = endpoints[out.Surface], Subject(ctx), at
 	o.Publisher.Publish(ctx, event.LimitReachedEvent(l, at))
+}
+
+// exhausted publishes the api:chain_exhausted event of out, whose chain ran out of models.
+func (o Observer) exhausted(ctx context.Context, out completion.Outcome) {
+	at := o.Now()
+	x := event.Exhausted{Status: 502, Endpoint: endpoints[out.Surface], Subject: Subject(ctx), Time: at}
+	if out.Kind == fault.ChainRateLimited {
+		x.Status = 429
+	}
+	for _, a := range out.Report.Attempts {
+		if a.Status == chain.Skipped { // passed over, not attempted
+			continue
+		}
+		x.Attempts++
+		if !slices.Contains(x.Models, a.Model) {
+			x.Models = append(x.Models, a.Model)
+		}
+		if a.Status == chain.Failed {
+			x.LastModel, x.LastReason = a.Model, string(a.Reason)
+		}
+	}
+	o.Publisher.Publish(ctx, event.ChainExhaustedEvent(x, at))
 }
 
 func limitName(p limits.Period) string {

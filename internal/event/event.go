@@ -28,6 +28,7 @@ type Type string
 const (
 	ModelFailover           Type = "api:model_failover"
 	LimitReached            Type = "api:limit_reached"
+	ChainExhausted          Type = "api:chain_exhausted"
 	WebhookTest             Type = "webhook:test"
 	WebhookEndpointDisabled Type = "webhook:endpoint_disabled"
 
@@ -49,7 +50,7 @@ const (
 
 // Catalog lists every event type, in a stable order.
 func Catalog() []Type {
-	return []Type{ModelFailover, LimitReached, WebhookTest, WebhookEndpointDisabled,
+	return []Type{ModelFailover, LimitReached, ChainExhausted, WebhookTest, WebhookEndpointDisabled,
 		AdminAPIKeyCreated, AdminAPIKeyUpdated, AdminAPIKeyRevoked,
 		AdminWebhookCreated, AdminWebhookUpdated, AdminWebhookDeleted, AdminWebhookSecretRotated,
 		AdminUserUpdated, AdminConsoleAction, CircuitBreakerOpened, CircuitBreakerClosed}
@@ -86,7 +87,8 @@ func New(t Type, data any, now time.Time) (Event, error) {
 	return Event{ID: NewID(), Type: t, Version: Version, Created: now.UTC(), Data: raw}, nil
 }
 
-// of builds an event from data whose JSON encoding cannot fail (strings, numbers, times).
+// of builds an event from data whose JSON encoding cannot fail (strings, numbers, times, lists
+// of strings).
 func of(t Type, data any, now time.Time) Event {
 	e, _ := New(t, data, now) // plain structs of scalars always encode
 	return e
@@ -144,6 +146,27 @@ func LimitReachedEvent(l Limit, now time.Time) Event {
 	l.Time = orNow(l.Time, now)
 	l.ResetTime = l.ResetTime.UTC()
 	return of(LimitReached, l, now)
+}
+
+// Exhausted is the data of api:chain_exhausted: every attempt of a request's chain failed for a
+// failover reason and no model was left to try, so the caller got a 429 or a 502.
+type Exhausted struct {
+	// Models are the models attempted, in order, each once (retries and hedges are attempts,
+	// counted in Attempts).
+	Models     []string `json:"models"`
+	Attempts   int      `json:"attempts"`
+	LastModel  string   `json:"lastModel"`
+	LastReason string   `json:"lastReason"` // the last failure's classification, a chain.Reason
+	Status     int      `json:"status"`     // 429 when every failure was a rate limit, else 502
+	Endpoint   string   `json:"endpoint,omitempty"`
+	Subject
+	Time time.Time `json:"time"`
+}
+
+// ChainExhaustedEvent returns the api:chain_exhausted event for x.
+func ChainExhaustedEvent(x Exhausted, now time.Time) Event {
+	x.Time = orNow(x.Time, now)
+	return of(ChainExhausted, x, now)
 }
 
 // Test is the data of webhook:test.

@@ -30,6 +30,8 @@ func emitted(t *testing.T) []event.Event {
 	out := []event.Event{
 		event.ModelFailoverEvent(event.Failover{FailedModel: "openai/gpt-5-nano", Reason: "rate_limit", NextModel: "anthropic/claude-sonnet-4", LatencyMs: 812, Subject: sub}, now),
 		event.LimitReachedEvent(event.Limit{Limit: "requests_per_minute", Max: 60, ResetTime: now.Add(time.Minute), Endpoint: "/v1/chat/completions", Subject: sub}, now),
+		event.ChainExhaustedEvent(event.Exhausted{Models: []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4"}, Attempts: 3,
+			LastModel: "anthropic/claude-sonnet-4", LastReason: "server_error", Status: 502, Endpoint: "/chat/completions", Subject: sub}, now),
 		event.WebhookTestEvent("wh_1", sub, now),
 		event.EndpointDisabledEvent(event.EndpointDisabled{EndpointID: "wh_1", URL: "https://hooks.example.com", URLFingerprint: "sha256:0123456789abcdef",
 			Reason: "gone", ConsecutiveFailures: 1}, now),
@@ -61,6 +63,7 @@ var wrongValue = map[event.Type]struct {
 }{
 	event.ModelFailover:           {"reason", "rate_limited"}, // the spelling the docs' sample once had
 	event.LimitReached:            {"limit", "requests_per_second"},
+	event.ChainExhausted:          {"status", 500},
 	event.WebhookTest:             {"endpointId", 1},
 	event.WebhookEndpointDisabled: {"reason", "disabled"},
 	event.CircuitBreakerOpened:    {"cause", "policy_violations"},

@@ -739,6 +739,11 @@ func checkAdmin(t *testing.T, invoke func(*testing.T, []byte) response, event []
 	if !strings.Contains(fmt.Sprint(list), "key_events") {
 		t.Errorf("the key listing lacks the test key key_events: %v", list)
 	}
+	// The key's request counts against its limits: a read of the limits table the role allows.
+	usage := ev
+	usage.Path, usage.PathParameters = "/admin/api-keys/key_events/usage", map[string]string{"proxy": "api-keys/key_events/usage"}
+	u := jsonBody(t, send(usage), http.StatusOK)
+	expectNonEmpty(t, u, "usage", "daily", "reset_time")
 
 	ev.HTTPMethod, ev.RequestContext.HTTPMethod = "POST", "POST"
 	ev.Body = `{"name":"made by functest"}`

@@ -14,7 +14,7 @@ import (
 // in-process fake upstream. Its allocations per request are the figure to watch (the client's and
 // the fake's are in them too, the same in every run); `make bench` measures the real process.
 func BenchmarkLocalPlain(b *testing.B) {
-	g := newLocalGateway(b, "")
+	g := startLocalGateway(b, "", nil)
 	// A key's limit is at most 1000 a minute: a fresh key every 900 requests.
 	const perKey = 900
 	keys := []string{}

@@ -73,7 +73,7 @@ var (
 	Public = Endpoint{Function: "JWKSFunction", Routes: []string{jwksRoute, openAPIRoute}, Render: classicapi.Render,
 		Build: NewPublic, Needs: NeedsSigning}
 	Admin = Endpoint{Function: "AdminFunction", Routes: adminRoutes, Render: classicapi.Render, Build: NewAdmin,
-		Needs: NeedsUsers | NeedsBreakers | NeedsWebhooks | NeedsEvents}
+		Needs: NeedsUsers | NeedsLimits | NeedsBreakers | NeedsWebhooks | NeedsEvents}
 	// Console serves the pages and, in process, the routes they call: the chat playground's
 	// completions included, so it uses what a chat surface uses (but no Idempotency-Key). Its
 	// routes are constants so that the value is built at compile time: a value computed at init

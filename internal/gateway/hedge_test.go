@@ -256,6 +256,44 @@ func TestAHedgeNeedsItsQuota(t *testing.T) {
 	}
 }
 
+// When the hedge too is slow, the primary is dropped for the third model (still two at a time),
+// and each hedge is held and paid for: a key that can pay for one hedge but not two keeps both.
+func TestASecondHedgeReplacesThePrimary(t *testing.T) {
+	g := newLocalGateway(t, "")
+	// Both slow models send their first token after 300 ms; the second hedge starts at 200 ms.
+	body := `{"models":["fake/slow-first-token","other/slow-first-token","fake/ok"],"redundancy":{"hedge_after_ms":100},"messages":[{"role":"user","content":"hi"}]}`
+	for _, tc := range []struct {
+		points   int
+		report   string
+		calledOK bool
+	}{
+		{2, "fake/slow-first-token:served:: other/slow-first-token:cancelled:hedge_lost:quota", false},
+		{3, "fake/slow-first-token:cancelled:hedge_lost: other/slow-first-token:cancelled:hedge_lost: fake/ok:served::", true},
+	} {
+		user := "second-hedger-" + strconv.Itoa(tc.points)
+		key := g.newKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
+		if status, _, b := g.call(t, "PUT", "/admin/users/"+user, g.admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
+			t.Fatalf("setting the user: %d %s", status, b.Raw)
+		}
+		okCalls := g.up.fake.Calls("ok")
+		status, _, b := g.call(t, "POST", "/v1/chat/completions", key, body)
+		var got []string
+		for _, a := range b.Get("secureai.failover.attempts").Array() {
+			got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
+		}
+		if status != 200 || strings.Join(got, " ") != tc.report {
+			t.Errorf("%d points: %d report %q, want %q\n%s", tc.points, status, strings.Join(got, " "), tc.report, b.Raw)
+		}
+		if called := g.up.fake.Calls("ok") > okCalls; called != tc.calledOK {
+			t.Errorf("%d points: the third model called: %v, want %v", tc.points, called, tc.calledOK)
+		}
+		// Points count answers: one, whichever served; the holds of the hedges are given back.
+		if _, _, usage := g.call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != 1 || usage.Get("points.remaining").Int() != int64(tc.points-1) {
+			t.Errorf("%d points: %s, want 1 used and the rest remaining", tc.points, usage.Get("points").Raw)
+		}
+	}
+}
+
 // A key's failoverDefaults may hedge: an admin sets hedge_after_ms (clamped into its range), and a
 // request naming the first default model is hedged with the next.
 func TestAKeysDefaultsHedge(t *testing.T) {

@@ -68,6 +68,13 @@ type localGateway struct {
 
 func newLocalGateway(t testing.TB, policies string) *localGateway {
 	t.Helper()
+	return startLocalGateway(t, policies, func(h http.Handler) http.Handler { return openapitest.Handler(t, h) })
+}
+
+// startLocalGateway is newLocalGateway with its mux wrapped by wrap (nil: served as is, as a
+// benchmark needs it: validating every exchange against the OpenAPI document costs ~100× a request).
+func startLocalGateway(t testing.TB, policies string, wrap func(http.Handler) http.Handler) *localGateway {
+	t.Helper()
 	up := &recordingUpstream{fake: openaifake.New(300 * time.Millisecond)}
 	fakeSrv, otherSrv := httptest.NewServer(up.handler("fake")), httptest.NewServer(up.handler("other"))
 	t.Cleanup(fakeSrv.Close)
@@ -91,7 +98,7 @@ func newLocalGateway(t testing.TB, policies string) *localGateway {
 			cat.Models[p+"/"+m] = &catalog.Model{Name: p + "/" + m, Provider: p, Upstream: m, Regions: []string{"us-east-1"}, Points: points}
 		}
 	}
-	srv := localservertest.Serve(t, cat, localservertest.Env(), func(h http.Handler) http.Handler { return openapitest.Handler(t, h) })
+	srv := localservertest.Serve(t, cat, localservertest.Env(), wrap)
 	return &localGateway{url: srv.URL, admin: srv.Admin, up: up}
 }
 

@@ -113,5 +113,7 @@ func (w *StatusWriter) Flush() {
 	}
 }
 
+func (w *StatusWriter) sendAnswer() { SendAnswer(w.ResponseWriter) }
+
 // Unwrap lets http.ResponseController reach the real writer.
 func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
 )
@@ -15,6 +16,31 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// StartAnswer commits a 200 JSON answer of n bytes. With its length known it goes out whole,
+// unchunked, and SendAnswer sends it before the request's bookkeeping (the access line, the
+// middleware unwinding) runs: net/http would otherwise hold it until the handler returns.
+func StartAnswer(w http.ResponseWriter, n int) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(http.StatusOK)
+}
+
+// SendAnswer sends what StartAnswer began, once it is written whole — unless a writer on the
+// way holds it (an idempotent request's answer leaves only once it is recorded, so a retry that
+// follows it finds the record).
+func SendAnswer(w http.ResponseWriter) {
+	switch w := w.(type) {
+	case answerSender:
+		w.sendAnswer()
+	case http.Flusher:
+		w.Flush()
+	}
+}
+
+// answerSender is a writer of this package that decides how a whole answer leaves.
+type answerSender interface{ sendAnswer() }
 
 // SSE writes Server-Sent Events frames, flushing each so it leaves at once.
 type SSE struct {

@@ -22,7 +22,8 @@ import (
 // context (identity.Key), put there by the authentication in front.
 type Handler struct {
 	Service *Service
-	// Limits and Billing feed GET /usage.
+	// Limits and Billing feed GET /usage; Limits also GET /admin/api-keys/{id}/usage (nil: that
+	// route answers 501).
 	Limits  *limits.Limiter
 	Billing *billing.Biller
 	// Fail renders an error in the surface's envelope by its fault kind.
@@ -48,12 +49,14 @@ func (h *Handler) Admin() http.Handler {
 	mux.HandleFunc("PATCH /admin/api-keys/{id}", h.update)
 	mux.HandleFunc("PUT /admin/api-keys/{id}", h.update)
 	mux.HandleFunc("DELETE /admin/api-keys/{id}", h.revoke)
+	mux.HandleFunc("GET /admin/api-keys/{id}/usage", h.getKeyUsage)
 	mux.HandleFunc("GET /admin/users/{id}", h.getUser)
 	mux.HandleFunc("PUT /admin/users/{id}", h.setUser)
 	mux.HandleFunc("PATCH /admin/users/{id}", h.setUser)
 	// The method-less patterns catch other methods, so they get the envelope, not ServeMux's text.
 	mux.HandleFunc("/admin/api-keys", h.notAllowed("GET, POST"))
 	mux.HandleFunc("/admin/api-keys/{id}", h.notAllowed("GET, PATCH, PUT, DELETE"))
+	mux.HandleFunc("/admin/api-keys/{id}/usage", h.notAllowed("GET"))
 	mux.HandleFunc("/admin/users/{id}", h.notAllowed("GET, PATCH, PUT"))
 	mux.HandleFunc("/", httpapi.NotFound(h.Fail))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +107,8 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	p, err := h.Service.List(r.Context(), r.URL.Query().Get("cursor"), limit)
+	q := r.URL.Query()
+	p, err := h.Service.List(r.Context(), q.Get("cursor"), limit, Filter{Name: q.Get("name"), UserID: q.Get("userId")})
 	if err != nil {
 		h.Fail(w, r, err)
 		return

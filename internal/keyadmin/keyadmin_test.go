@@ -394,6 +394,35 @@ func TestListPagesThroughEveryKeyOnce(t *testing.T) {
 	}
 }
 
+func TestListSearchesByNameAndUser(t *testing.T) {
+	e := newEnv(t)
+	for i, k := range []map[string]any{{"name": "Search Me"}, {"name": "other"}, {"name": "search me too", "userId": "team-s"}} {
+		e.svc.Now = func() time.Time { return now.Add(time.Duration(i) * time.Second) }
+		e.create(t, k)
+	}
+	names := func(query string) []string {
+		t.Helper()
+		code, out := e.do(t, e.admin, "GET", "/admin/api-keys?"+query, nil)
+		if code != 200 {
+			t.Fatalf("?%s: %d %v", query, code, out)
+		}
+		var got []string
+		for _, k := range out["apiKeys"].([]any) {
+			got = append(got, k.(map[string]any)["name"].(string))
+		}
+		return got
+	}
+	if got := names("name=SEARCH%20me"); !slices.Equal(got, []string{"Search Me", "search me too"}) {
+		t.Errorf("?name=SEARCH me lists %q", got)
+	}
+	if got := names("name=search&userId=team-s"); !slices.Equal(got, []string{"search me too"}) {
+		t.Errorf("?name=search&userId=team-s lists %q", got)
+	}
+	if code, out := e.do(t, e.admin, "GET", "/admin/api-keys?name="+strings.Repeat("x", 257), nil); code != 400 || out["param"] != "name" {
+		t.Errorf("a 257-byte name: %d %v, want 400 naming name", code, out)
+	}
+}
+
 func TestUsersBillingRecord(t *testing.T) {
 	e := newEnv(t)
 	if code, _ := e.do(t, e.admin, "GET", "/admin/users/team-b", nil); code != 404 {
@@ -446,6 +475,53 @@ func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {
 	}
 	if code, _ := e.do(t, nil, "GET", "/usage", nil); code != 401 {
 		t.Errorf("anonymous /usage: %d, want 401", code)
+	}
+}
+
+// TestAdminSeesAnyKeysCountsAgainstItsLimits: GET /admin/api-keys/{id}/usage is what GET /usage
+// tells the key itself — each window's count, limit, remainder and reset — for an admin.
+func TestAdminSeesAnyKeysCountsAgainstItsLimits(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.create(t, map[string]any{"name": "app", "dailyLimit": 5, "rateLimit": map[string]any{"requestsPerMinute": nil}})
+	k, err := e.svc.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &ledger.Ledger{Store: ledger.Local{Counter: e.h.Limits.Counter.(*limits.Memory)}, Limits: true}
+	for range 3 {
+		if _, err := counted.Admit(context.Background(), k, nil, billing.Estimate{}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := e.do(t, e.admin, "GET", "/admin/api-keys/"+id+"/usage", nil)
+	if code != 200 {
+		t.Fatalf("%d %v", code, out)
+	}
+	u := out["usage"].(map[string]any)
+	daily := u["daily"].(map[string]any)
+	if u["id"] != id || daily["limit"] != 5.0 || daily["used"] != 3.0 || daily["remaining"] != 2.0 || daily["reset_time"] != "2026-12-02T00:00:00Z" {
+		t.Errorf("usage %v", u)
+	}
+	rpm := u["rate_limit"].(map[string]any)["requests_per_minute"].(map[string]any)
+	if rpm["limit"] != nil || rpm["remaining"] != nil || rpm["used"] != 3.0 || rpm["reset_time"] != "2026-12-01T10:01:00Z" {
+		t.Errorf("a lifted per-minute limit: %v, want limit and remaining null, 3 used", rpm)
+	}
+	if monthly := u["monthly"].(map[string]any); monthly["reset_time"] != "2027-01-01T00:00:00Z" {
+		t.Errorf("monthly %v", monthly)
+	}
+	for _, tc := range []struct {
+		caller *apikey.Key
+		method string
+		path   string
+		want   int
+	}{
+		{e.admin, "GET", "/admin/api-keys/key_nope/usage", 404},
+		{k, "GET", "/admin/api-keys/" + id + "/usage", 403},
+		{e.admin, "POST", "/admin/api-keys/" + id + "/usage", 405},
+	} {
+		if code, out := e.do(t, tc.caller, tc.method, tc.path, nil); code != tc.want {
+			t.Errorf("%s %s: %d %v, want %d", tc.method, tc.path, code, out, tc.want)
+		}
 	}
 }
 

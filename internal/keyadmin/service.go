@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
@@ -211,14 +213,46 @@ type cursor struct {
 	ID        string    `json:"id"`
 }
 
-// List returns the keys after the opaque cursor ("" for the first page), oldest first, at most
-// limit of them (0 means DefaultPageSize).
-func (s *Service) List(ctx context.Context, after string, limit int) (Page, error) {
+// Filter narrows a key listing; its zero value lists every key.
+type Filter struct {
+	// Name keeps the keys whose name contains it, ignoring case ("" keeps every name).
+	Name string
+	// UserID keeps the keys that bill this user (billing.UserID: a key without a userId bills
+	// a user named after its id).
+	UserID string
+}
+
+// maxFilterLen bounds a filter's values: longer than any name or id the API stores.
+const maxFilterLen = 256
+
+func (f Filter) validate() error {
+	for _, p := range [...]struct{ field, v string }{{"name", f.Name}, {"userId", f.UserID}} {
+		if !utf8.ValidString(p.v) || utf8.RuneCountInString(p.v) > maxFilterLen {
+			return fault.Invalid(p.field, fmt.Sprintf("%s must be valid UTF-8 of at most %d characters", p.field, maxFilterLen))
+		}
+	}
+	return nil
+}
+
+// keep reports whether k passes the filter.
+func (f Filter) keep(k *apikey.Key) bool {
+	return (f.UserID == "" || billing.UserID(k) == f.UserID) &&
+		(f.Name == "" || strings.Contains(strings.ToLower(k.Name), strings.ToLower(f.Name)))
+}
+
+// List returns the keys that pass f after the opaque cursor ("" for the first page), oldest
+// first, at most limit of them (0 means DefaultPageSize). The filter runs here, over the store's
+// listing, so it is the same on every store and a cursor pages through the matches only; a
+// cursor stays valid under another filter (it names a place in the order, not a match).
+func (s *Service) List(ctx context.Context, after string, limit int, f Filter) (Page, error) {
 	if limit == 0 {
 		limit = DefaultPageSize
 	}
 	if limit < 1 || limit > MaxPageSize {
 		return Page{}, fault.Invalid("limit", fmt.Sprintf("limit must be from 1 to %d", MaxPageSize))
+	}
+	if err := f.validate(); err != nil {
+		return Page{}, err
 	}
 	var from cursor
 	if after != "" {
@@ -230,6 +264,9 @@ func (s *Service) List(ctx context.Context, after string, limit int) (Page, erro
 	keys, err := s.Keys.ListKeys(ctx)
 	if err != nil {
 		return Page{}, err
+	}
+	if f != (Filter{}) {
+		keys = slices.DeleteFunc(keys, func(k *apikey.Key) bool { return !f.keep(k) })
 	}
 	start := 0
 	if after != "" {

@@ -19,10 +19,11 @@ import (
 // time to first token a streaming caller sees through the gateway with no failover, with
 // sequential failover after a first-token timeout, and with a hedge (hedge_after_ms).
 
-// Tail models: two catalog models on the tail upstream, drawing their delays independently.
+// Tail models: three catalog models on the tail upstream, drawing their delays independently.
 const (
 	TailModel         = "bench/tail-a"
 	TailFallbackModel = "bench/tail-b"
+	TailThirdModel    = "bench/tail-c"
 )
 
 // TailUpstream delays each request's response — and so its first token — by Fast, or by Slow
@@ -65,6 +66,7 @@ func tailCatalog(base string) *catalog.Catalog {
 		Models: map[string]*catalog.Model{
 			TailModel:         {Name: TailModel, Provider: "bench", Upstream: UpstreamModel},
 			TailFallbackModel: {Name: TailFallbackModel, Provider: "bench", Upstream: UpstreamModel},
+			TailThirdModel:    {Name: TailThirdModel, Provider: "bench", Upstream: UpstreamModel},
 		},
 	}
 }
@@ -92,9 +94,9 @@ func hedgeModes(c HedgeConfig) [][2]string {
 	return [][2]string{
 		{"no failover", modelField(TailModel)},
 		{fmt.Sprintf("sequential, first_token_timeout_ms %d", ftt),
-			fmt.Sprintf(`"models":[{"model":%q,"first_token_timeout_ms":%d},%q]`, TailModel, ftt, TailFallbackModel)},
+			fmt.Sprintf(`"models":[{"model":%q,"first_token_timeout_ms":%d},{"model":%q,"first_token_timeout_ms":%d},%q]`, TailModel, ftt, TailFallbackModel, ftt, TailThirdModel)},
 		{fmt.Sprintf("hedged, hedge_after_ms %d", after),
-			fmt.Sprintf(`"models":[%q,%q],"redundancy":{"hedge_after_ms":%d}`, TailModel, TailFallbackModel, after)},
+			fmt.Sprintf(`"models":[%q,%q,%q],"redundancy":{"hedge_after_ms":%d}`, TailModel, TailFallbackModel, TailThirdModel, after)},
 	}
 }
 
@@ -176,9 +178,10 @@ func tailRequest(ctx context.Context, client *http.Client, env *Env, body, buf [
 // 2 × hedge_after_ms + the fallback's p50 (the upstream's fast time, as measured without
 // failover), at no more than 1.15 attempts per request. It reports whether the target was met.
 func ReportHedge(w io.Writer, c HedgeConfig, rows []HedgeRow) bool {
-	fmt.Fprintf(w, "\n| mode | p50 TTFT | p99 TTFT | attempts/request | failed |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\n| mode | p50 TTFT | p95 TTFT | p99 TTFT | attempts/request | failed |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %.3f | %d |\n", r.Mode, ms(Percentile(r.TTFT, 50)), ms(Percentile(r.TTFT, 99)), r.Attempts, r.Failed)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f | %d |\n", r.Mode, ms(Percentile(r.TTFT, 50)), ms(Percentile(r.TTFT, 95)),
+			ms(Percentile(r.TTFT, 99)), r.Attempts, r.Failed)
 	}
 	if len(rows) < 3 {
 		return false

@@ -49,6 +49,21 @@ func WriteObject(w io.Writer, obj []byte, model string, key string, extra []byte
 	return ww.err
 }
 
+// ObjectLen is the number of bytes WriteObject writes for the same arguments: an answer's
+// Content-Length, known before it is written.
+func ObjectLen(obj []byte, model string, key string, extra []byte) int {
+	var n counter
+	_ = WriteObject(&n, obj, model, key, extra)
+	return int(n)
+}
+
+// counter counts what is written to it.
+type counter int
+
+func (c *counter) Write(b []byte) (int, error) { *c += counter(len(b)); return len(b), nil }
+
+func (c *counter) WriteString(s string) (int, error) { *c += counter(len(s)); return len(s), nil }
+
 // writer keeps the first error and writes strings without converting them when it can.
 type writer struct {
 	w   io.Writer

@@ -116,9 +116,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion
 		httpapi.Fail(w, r, Render, err)
 		return false
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", secureaiJSON(call, c.Served, report, nil))
+	sec := secureaiJSON(call, c.Served, report, nil)
+	httpapi.StartAnswer(w, oaiwire.ObjectLen(c.Response.Body, c.Served, "secureai", sec))
+	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", sec)
+	httpapi.SendAnswer(w)
 	// Served is served: even if the caller left before reading, the answer is recorded so a
 	// retry gets it back instead of running (and billing) again.
 	return true

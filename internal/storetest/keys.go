@@ -13,6 +13,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
 )
 
 // KeyStore is what the gateway needs of a key store: identity.KeyFinder, gateway.KeyCreator and
@@ -40,6 +41,7 @@ func RunKeys(t *testing.T, newStore func(t *testing.T) KeyStore) {
 		{"unknown hash or id is ErrNotFound", keysNotFound},
 		{"a second key with the same secret is refused", keysDuplicate},
 		{"list is every key, oldest first", keysList},
+		{"the admin listing's search pages through the matches only", keysSearch},
 		{"count follows creates", keysCount},
 		{"update changes and clears fields", keysUpdate},
 		{"a failing update writes nothing", keysUpdateAborts},
@@ -233,6 +235,56 @@ func keysList(t *testing.T, s KeyStore) {
 	}
 	for i := range want {
 		sameKey(t, fmt.Sprintf("ListKeys[%d]", i), got[i], want[i])
+	}
+}
+
+// keysSearch runs the admin listing's name and user filters (keyadmin.Service.List) over the
+// store: case-insensitive substring, combined with the user, and a cursor that pages through the
+// matches whatever the store's listing holds between them.
+func keysSearch(t *testing.T, s KeyStore) {
+	ctx := context.Background()
+	names := []string{"Billing prod", "other", "billing-staging", "PROD billing", "unrelated", "Billing batch"}
+	for i, name := range names {
+		k := keyFixture(t, len(names)-i) // created newest first, listed oldest first
+		k.Name = name
+		if i == 3 {
+			k.UserID = "team-x"
+		}
+		mustCreateKey(t, s, k)
+	}
+	svc := &keyadmin.Service{Keys: s}
+	pages := func(f keyadmin.Filter, limit int) (got [][]string) {
+		t.Helper()
+		for cursor := ""; ; {
+			p, err := svc.List(ctx, cursor, limit, f)
+			if err != nil {
+				t.Fatalf("List(%+v): %v", f, err)
+			}
+			var page []string
+			for _, k := range p.Keys {
+				page = append(page, k.Name)
+			}
+			got = append(got, page)
+			if cursor = p.Next; cursor == "" {
+				return got
+			}
+		}
+	}
+	for _, tc := range []struct {
+		f     keyadmin.Filter
+		limit int
+		want  [][]string
+	}{
+		{keyadmin.Filter{Name: "BILLING"}, 2, [][]string{{"Billing batch", "PROD billing"}, {"billing-staging", "Billing prod"}}},
+		{keyadmin.Filter{Name: "billing"}, 4, [][]string{{"Billing batch", "PROD billing", "billing-staging", "Billing prod"}}},
+		{keyadmin.Filter{Name: "prod"}, 1, [][]string{{"PROD billing"}, {"Billing prod"}}},
+		{keyadmin.Filter{Name: "billing", UserID: "team-x"}, 2, [][]string{{"PROD billing"}}},
+		{keyadmin.Filter{Name: "nothing like it"}, 2, [][]string{nil}},
+		{keyadmin.Filter{}, 6, [][]string{{"Billing batch", "unrelated", "PROD billing", "billing-staging", "other", "Billing prod"}}},
+	} {
+		if got := pages(tc.f, tc.limit); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("List(%+v) by %d = %q, want %q", tc.f, tc.limit, got, tc.want)
+		}
 	}
 }
 

@@ -116,7 +116,8 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		}
 		for i := range 5 {
 			a := webhook.Attempt{EndpointID: "wh_a", DeliveryID: fmt.Sprintf("d%d", i), EventID: "evt_1", EventType: event.WebhookTest,
-				Attempt: 1, Status: webhook.StatusFailed, StatusCode: 500, LatencyMs: 12, Error: "receiver answered 500", At: t0.Add(time.Duration(i) * time.Second)}
+				Attempt: 1, Status: webhook.StatusFailed, StatusCode: 500, LatencyMs: 12, Error: "receiver answered 500", At: t0.Add(time.Duration(i) * time.Second),
+				NextAttemptAt: t0.Add(time.Duration(i)*time.Second + 10*time.Second)}
 			if err := s.RecordAttempt(ctx, a); err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +129,8 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 3 || got[0].DeliveryID != "d4" || got[2].DeliveryID != "d2" || got[0].StatusCode != 500 || got[0].Error == "" {
+		if len(got) != 3 || got[0].DeliveryID != "d4" || got[2].DeliveryID != "d2" || got[0].StatusCode != 500 || got[0].Error == "" ||
+			!got[0].NextAttemptAt.Equal(t0.Add(14*time.Second)) {
 			t.Fatalf("attempts = %+v", got)
 		}
 		if err := s.DeleteEndpoint(ctx, "wh_a"); err != nil {

@@ -49,6 +49,9 @@ type Attempt struct {
 	LatencyMs  int64      `json:"latencyMs"`
 	Error      string     `json:"error,omitempty"`
 	At         time.Time  `json:"at"`
+	// NextAttemptAt is when the delivery's next attempt is due, on a failed attempt that is
+	// retried (zero when it is not: a success, the last attempt, a 410, a test event).
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
 }
 
 // Attempt statuses.

@@ -77,6 +77,11 @@ func (d *Dispatcher) Deliver(ctx context.Context, dl Delivery) error {
 		return nil
 	}
 	a := d.Poster.Post(ctx, ep, dl)
+	// The receiver asking for no more deliveries (a 410, as Stripe and Svix read it) gets none.
+	retry := !a.Succeeded() && a.StatusCode != http.StatusGone && dl.Attempt < len(Backoff)
+	if retry { // the record says when, so an operator need not know the schedule
+		a.NextAttemptAt = d.Poster.Now().UTC().Add(Backoff[dl.Attempt])
+	}
 	if err := d.Store.RecordAttempt(ctx, a); err != nil {
 		d.Log.ErrorContext(ctx, "webhook attempt not recorded", "endpoint", ep.ID, "delivery", dl.ID, "err", err)
 	}
@@ -88,10 +93,9 @@ func (d *Dispatcher) Deliver(ctx context.Context, dl Delivery) error {
 		}
 		return nil
 	case a.StatusCode == http.StatusGone:
-		// The receiver asks for no more deliveries (as Stripe and Svix read a 410): no retry.
 		d.observe("failed")
 		return d.settle(ctx, ep.ID, outcomeGone)
-	case dl.Attempt < len(Backoff):
+	case retry:
 		d.observe("retrying")
 		next := dl
 		next.Attempt++

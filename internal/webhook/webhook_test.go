@@ -325,7 +325,13 @@ func TestFailedAttemptIsRetriedLaterWithTheSameDeliveryID(t *testing.T) {
 			}
 			as, _ := f.store.Attempts(ctx, ep.ID, 10)
 			if len(as) != 2 || !as[0].Succeeded() || as[1].Succeeded() || as[1].Error == "" {
-				t.Errorf("attempts = %+v, want a failure with its error then a success", as)
+				t.Fatalf("attempts = %+v, want a failure with its error then a success", as)
+			}
+			// The failure's record says when the retry is due: 10 s after it ended.
+			end := as[1].At.Add(time.Duration(as[1].LatencyMs) * time.Millisecond)
+			if due := as[1].NextAttemptAt.Sub(end); due < 10*time.Second || due > 11*time.Second || !as[0].NextAttemptAt.IsZero() {
+				t.Errorf("next attempts: after the failure %v (%v after it ended), after the success %v; want 10 s, then none",
+					as[1].NextAttemptAt, due, as[0].NextAttemptAt)
 			}
 		})
 	}
@@ -354,7 +360,12 @@ func TestThirdFailedAttemptEndsTheDeliveryAndTwentyDisableTheEndpoint(t *testing
 			t.Fatalf("attempt delays = %v, want [0 10s 1m0s]", delays)
 		}
 	}
-	for i := 1; i <= webhook.DisableAfter; i++ {
+	deliverAll(event.WebhookTestEvent(ep.ID, event.Subject{}, time.Now()))
+	// The last attempt's record names no next one; the two before it do.
+	if as, _ := f.store.Attempts(ctx, ep.ID, 3); len(as) != 3 || !as[0].NextAttemptAt.IsZero() || as[1].NextAttemptAt.IsZero() || as[2].NextAttemptAt.IsZero() {
+		t.Fatalf("attempts of a failed delivery = %+v, want a next attempt on all but the last", as)
+	}
+	for i := 2; i <= webhook.DisableAfter; i++ {
 		deliverAll(event.WebhookTestEvent(ep.ID, event.Subject{}, time.Now()))
 		got, _ := f.store.Endpoint(ctx, ep.ID)
 		if got.ConsecutiveFailures != i || got.Enabled != (i < webhook.DisableAfter) {

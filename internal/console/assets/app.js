@@ -2,7 +2,7 @@
 // loader that calls the gateway's API through /console/api/ (the session cookie authenticates;
 // no key is ever kept in the browser). Every value from the API is written with textContent.
 const $ = (id) => document.getElementById(id);
-const PAGE = 50; // rows per page load: one screen
+const PAGE = 20; // rows per page load: about one screen at 1280×900
 
 class APIError extends Error {
   constructor(status, body) {
@@ -25,7 +25,7 @@ async function api(method, path, body, key) {
   }
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {
-    if (res.status === 401 && (data.error === "Session expired" || data.error === "Not signed in")) sessionEnded(data.message);
+    if (res.status === 401 && (data.error === "Session expired" || data.error === "Not signed in")) sessionEnded(`${data.error}: ${data.message}`);
     throw new APIError(res.status, data);
   }
   return data;
@@ -77,11 +77,27 @@ function sessionEnded(message) {
   $("signin-error").textContent = message || "";
 }
 
+// session calls the console's own session route; a gateway that does not answer is an APIError
+// with status 0, as in api().
+async function session(method, body) {
+  try {
+    return await fetch("session", { method, credentials: "same-origin", ...(body && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }) });
+  } catch (e) {
+    throw new APIError(0, { message: "the gateway did not answer (" + e.message + ")" });
+  }
+}
+
 async function startSession() {
-  const res = await fetch("session", { credentials: "same-origin" });
-  if (!res.ok) { const d = await res.json().catch(() => ({})); sessionEnded(res.status === 401 ? "" : d.message); return; }
-  const s = await res.json();
-  $("who").textContent = `Signed in: ${s.name} (until ${fmtTime(s.expiresAt)})`;
+  banner("");
+  let res;
+  try { res = await session("GET"); } catch (e) { sessionEnded(""); banner("Cannot reach the gateway: " + e.message + ". Reload the page to try again."); return; }
+  const d = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    sessionEnded(res.status === 401 && d.error !== "Not signed in" ? `${d.error}: ${d.message}` : "");
+    if (res.status !== 401) banner(`${d.error || "Error " + res.status}: ${d.message || "the console could not check your session"}. Reload the page to try again.`);
+    return;
+  }
+  $("who").textContent = `Signed in: ${d.name} (until ${fmtTime(d.expiresAt)})`;
   $("nav").hidden = false; $("signout").hidden = false;
   route();
 }
@@ -90,7 +106,8 @@ $("signin-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const input = $("signin-key"); const key = input.value.trim(); input.value = "";
   $("signin-error").textContent = "";
-  const res = await fetch("session", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ key }), credentials: "same-origin" });
+  let res;
+  try { res = await session("POST", { key }); } catch (e) { $("signin-error").textContent = e.message; return; }
   const d = await res.json().catch(() => ({}));
   if (!res.ok) { $("signin-error").textContent = `${d.error || "Error"}: ${d.message || res.status}`; return; }
   if (!location.hash) location.hash = "#overview";
@@ -98,8 +115,7 @@ $("signin-form").addEventListener("submit", async (ev) => {
 });
 
 $("signout").addEventListener("click", async () => {
-  await fetch("session", { method: "DELETE", credentials: "same-origin" });
-  sessionEnded("Signed out.");
+  try { await session("DELETE"); sessionEnded("Signed out."); } catch (e) { banner("Sign-out failed: " + e.message); }
 });
 
 // ---------- router ----------
@@ -112,46 +128,73 @@ async function route() {
     if (a.getAttribute("href") === "#" + page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   banner("");
-  try { await pages[page](); } catch (e) { if (!(e instanceof APIError && e.status === 401)) banner("Could not load this page: " + e.message); }
+  // A secret is shown once: leaving its page forgets it.
+  for (const b of document.querySelectorAll(".secret")) { b.hidden = true; b.querySelector("code").textContent = ""; }
+  try { await pages[page](); } catch (e) {
+    if (e instanceof APIError && e.status === 401) return;
+    banner(loadError(e));
+    // What an earlier load showed is no longer known to be true: say so instead of showing it.
+    for (const t of $(page).querySelectorAll("table")) t.replaceChildren(el("tr", {}, el("td", { class: "empty" }, "Not loaded: see the message above.")));
+    for (const b of $(page).querySelectorAll('button[id$="-more"]')) b.hidden = true;
+  }
+}
+// loadError tells an operator what a failed page load means: the gateway unreachable, its store
+// down (a 5xx: try again), or the API's own message.
+function loadError(e) {
+  if (e instanceof APIError && e.status === 0) return "Cannot reach the gateway: " + e.message + ". Check that it is running, then reload.";
+  if (e instanceof APIError && e.status >= 500) return `The gateway could not load this page (${e.status}): ${e.message}. Its store may be down; try again in a moment.`;
+  return "Could not load this page: " + e.message;
 }
 window.addEventListener("hashchange", () => { if (!$("nav").hidden) route(); });
 
 // ---------- overview ----------
+// Each chart reads one event type of the audit log over the range, at most AUDIT_PAGES pages of
+// 200: past that the count is a floor, and the page says so rather than under-report quietly.
 const RANGES = { hour: [3600e3, 12], day: [86400e3, 24], week: [7 * 86400e3, 7] };
-async function auditSince(type, since, maxPages = 5) {
-  let out = [], cursor = "";
-  for (let i = 0; i < maxPages; i++) {
+const AUDIT_PAGES = 5;
+async function auditSince(type, since) {
+  let logs = [], cursor = "";
+  for (let i = 0; i < AUDIT_PAGES; i++) {
     const q = new URLSearchParams({ type, startDate: new Date(since).toISOString(), limit: "200" });
     if (cursor) q.set("cursor", cursor);
     const d = await api("GET", "admin/audit-logs?" + q);
-    out = out.concat(d.logs || []);
+    logs = logs.concat(d.logs || []);
     cursor = d.pagination?.nextCursor;
-    if (!cursor) break;
+    if (!cursor) return { logs, more: false };
   }
-  return out;
+  return { logs, more: true };
 }
+
+const SERIES = [
+  { id: "failovers", type: "api:model_failover", label: "Failovers", cls: "bar" },
+  { id: "exhausted", type: "api:chain_exhausted", label: "Exhausted chains", cls: "bar3" },
+  // One limit event stands for its refusals (one event per key, limit and window).
+  { id: "refusals", type: "api:limit_reached", label: "Limit refusals", cls: "bar2", weight: (e) => e.metadata?.data?.refusals || 1 },
+];
 
 async function overview() {
   const [span, buckets] = RANGES[$("ov-range").value];
-  const now = Date.now(), since = now - span;
-  const [fails, limits, br] = await Promise.all([auditSince("api:model_failover", since), auditSince("api:limit_reached", since), api("GET", "admin/circuit-breakers")]);
-  const byModel = {}, byReason = {}, counts = new Array(buckets).fill(0), limitCounts = new Array(buckets).fill(0);
-  const slot = (t) => Math.min(buckets - 1, Math.floor((new Date(t).getTime() - since) / (span / buckets)));
+  const since = Date.now() - span, step = span / buckets;
+  const [br, ...read] = await Promise.all([api("GET", "admin/circuit-breakers"), ...SERIES.map((s) => auditSince(s.type, since))]);
+  const slot = (t) => Math.max(0, Math.min(buckets - 1, Math.floor((new Date(t).getTime() - since) / step)));
+  const cards = [];
+  SERIES.forEach((s, i) => {
+    const counts = new Array(buckets).fill(0);
+    for (const e of read[i].logs) counts[slot(e.timestamp)] += s.weight ? s.weight(e) : 1;
+    const total = counts.reduce((a, b) => a + b, 0), floor = read[i].more ? "≥ " : "";
+    cards.push(el("div", { class: "card" }, el("b", { id: "ov-" + s.id }, floor + total), s.label));
+    chart($("ov-chart-" + s.id), s, counts, since, step, read[i].more);
+  });
+  const fails = read[0].logs, byModel = {}, byReason = {};
   for (const e of fails) {
     const d = e.metadata?.data || {};
     byModel[d.failedModel] = (byModel[d.failedModel] || 0) + 1;
     byReason[d.reason] = (byReason[d.reason] || 0) + 1;
-    counts[slot(e.timestamp)]++;
   }
-  let refusals = 0;
-  for (const e of limits) { const n = e.metadata?.data?.refusals || 1; refusals += n; limitCounts[slot(e.timestamp)] += n; }
   const requests = new Set(fails.map((e) => e.metadata?.requestId)).size;
-  $("ov-cards").replaceChildren(
-    el("div", { class: "card" }, el("b", { id: "ov-failovers" }, String(fails.length)), "failovers"),
-    el("div", { class: "card" }, el("b", {}, String(requests)), "requests that failed over"),
-    el("div", { class: "card" }, el("b", {}, String(refusals)), "limit refusals"),
-    el("div", { class: "card" }, el("b", {}, String((br.circuitBreakers || []).length)), "open breakers"));
-  chart($("ov-chart"), counts, limitCounts, since, span / buckets);
+  cards.splice(1, 0, el("div", { class: "card" }, el("b", {}, String(requests)), "requests that failed over"));
+  cards.push(el("div", { class: "card" }, el("b", {}, String((br.circuitBreakers || []).length)), "open breakers"));
+  $("ov-cards").replaceChildren(...cards);
   const sorted = (o) => Object.entries(o).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, String(v)]);
   table("ov-models", ["Failed model", "Failovers"], sorted(byModel), "No failovers in this range.");
   table("ov-reasons", ["Reason", "Failovers"], sorted(byReason), "No failovers in this range.");
@@ -159,44 +202,48 @@ async function overview() {
 }
 $("ov-range").addEventListener("change", () => route());
 
-// chart draws failovers (blue) and limit refusals (orange) per time slot as an SVG bar chart.
-function chart(box, a, b, since, step) {
-  const NS = "http://www.w3.org/2000/svg", W = 600, H = 160, pad = 20;
-  const max = Math.max(1, ...a, ...b), bw = (W - pad) / a.length;
+// chart draws one series' count per time slot as an SVG bar chart (its numbers also in the
+// label, for screen readers), or says the range had none.
+function chart(box, series, counts, since, step, more) {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (!total) { box.replaceChildren(el("p", { class: "empty" }, `No ${series.label.toLowerCase()} in this range.`)); return; }
+  const NS = "http://www.w3.org/2000/svg", W = 600, H = 120, pad = 24;
+  const max = Math.max(...counts), bw = (W - pad) / counts.length;
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H + 20}`); svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", `Failovers per slot: ${a.join(", ")}; limit refusals: ${b.join(", ")}`);
+  svg.setAttribute("aria-label", `${series.label} per slot: ${counts.join(", ")}`);
   const add = (tag, attrs, text) => { const e = document.createElementNS(NS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (text) e.textContent = text; svg.append(e); return e; };
   add("text", { x: 0, y: 10 }, String(max));
-  a.forEach((v, i) => {
-    const x = pad + i * bw;
-    const h1 = (v / max) * (H - 14), h2 = (b[i] / max) * (H - 14);
-    if (v) add("rect", { class: "bar", x: x + 2, y: H - h1, width: bw / 2 - 3, height: h1 }).append(Object.assign(document.createElementNS(NS, "title"), { textContent: `${v} failovers` }));
-    if (b[i]) add("rect", { class: "bar2", x: x + bw / 2, y: H - h2, width: bw / 2 - 3, height: h2 });
-    if (i % Math.ceil(a.length / 6) === 0) add("text", { x, y: H + 14 }, new Date(since + i * step).toLocaleString([], { month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit" }));
+  counts.forEach((v, i) => {
+    const x = pad + i * bw, h = (v / max) * (H - 14);
+    if (v) add("rect", { class: series.cls, x: x + 2, y: H - h, width: bw - 4, height: h }).append(Object.assign(document.createElementNS(NS, "title"), { textContent: `${v} ${series.label.toLowerCase()}` }));
+    if (i % Math.ceil(counts.length / 6) === 0) add("text", { x, y: H + 14 }, new Date(since + i * step).toLocaleString([], { month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit" }));
   });
-  box.replaceChildren(svg, el("p", { class: "hint" }, "Blue: failovers; orange: limit refusals."));
+  box.replaceChildren(svg);
+  if (more) box.append(el("p", { class: "hint" }, `More than ${AUDIT_PAGES * 200} events in this range: the chart shows the latest ${AUDIT_PAGES * 200}; narrow the range, or filter the audit log.`));
 }
 
 // ---------- keys ----------
-let keyCursor = "";
+// The search runs on the server (GET /admin/api-keys?name=…): the cursor pages through the
+// matches, so "Next page" continues the same search.
+let keyCursor = "", keyTerm = "";
 async function keys(append) {
+  if (!append) keyTerm = $("key-q").value.trim();
   const q = new URLSearchParams({ limit: String(PAGE) });
+  if (keyTerm) q.set("name", keyTerm);
   if (append && keyCursor) q.set("cursor", keyCursor);
   const d = await api("GET", "admin/api-keys?" + q);
-  const term = $("key-q").value.trim().toLowerCase();
-  const rows = (d.apiKeys || []).filter((k) => !term || k.name.toLowerCase().includes(term));
   keyCursor = d.nextCursor || "";
   $("key-more").hidden = !keyCursor;
-  table("key-table", ["Name", "Id", "Prefix", "Admin", "Limits", "Status", ""], rows.map((k) => [
+  table("key-table", ["Name", "Id", "Prefix", "Admin", "Limits", "Status", ""], (d.apiKeys || []).map((k) => [
     k.name, k.id, k.prefix, k.admin ? "yes" : "",
     `${k.dailyLimit ?? "∞"}/day, ${k.monthlyLimit ?? "∞"}/month, ${k.rateLimit?.requestsPerMinute ?? "∞"}/min`,
     k.revokedAt ? "revoked" : k.expiresAt && new Date(k.expiresAt) < new Date() ? "expired" : "active",
     k.revokedAt ? "" : el("span", {}, el("button", { type: "button", class: "link", onclick: () => editKey(k) }, "Edit"),
       el("button", { type: "button", class: "link", "data-revoke": k.id, onclick: () => revokeKey(k) }, "Revoke")),
-  ]), term ? "No key on this page matches." : "No keys yet.");
+  ]), keyTerm ? `No key's name contains "${keyTerm}".` : "No keys yet.");
 }
-$("key-search").addEventListener("submit", (e) => { e.preventDefault(); keys(); });
+$("key-search").addEventListener("submit", (e) => { e.preventDefault(); keys().catch((x) => banner(x.message)); });
 $("key-more").addEventListener("click", () => keys(true).catch((e) => banner(e.message)));
 
 function editKey(k) {
@@ -246,21 +293,51 @@ $("key-form").addEventListener("submit", async (ev) => {
 $("key-secret-copy").addEventListener("click", () => copy("key-secret-value"));
 
 // ---------- users & usage ----------
-async function users() {
-  const u = await api("GET", "usage");
-  $("usage-view").replaceChildren(el("pre", { tabindex: "0" }, JSON.stringify(u, null, 2)));
-}
-$("user-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  try {
-    const d = await api("GET", "admin/users/" + encodeURIComponent($("user-id").value.trim()));
-    const u = d.user || d;
+// A user's billing record, then each of the user's keys against its request limits (GET
+// /admin/api-keys/{id}/usage): used of limit per window and when the window resets.
+let userCursor = "";
+async function users() { if ($("user-id").value.trim()) await showUser(); }
+async function showUser(append) {
+  const id = $("user-id").value.trim();
+  $("user-error").textContent = "";
+  if (!append) {
+    userCursor = "";
+    const d = await api("GET", "admin/users/" + encodeURIComponent(id));
+    const u = d.user, p = u.points, m = u.usageByModel;
     table("user-view", ["Field", "Value"], [
-      ["Points allowance / month", String(u.monthlyPoints)], ["Points used", String(u.pointsUsed)], ["Renewal day", String(u.renewalDay)],
-      ["Period start", fmtTime(u.periodStart)], ["Usage by model", u.usageByModel ? "enabled" : "off"],
-      ["Budget (USD)", ((u.dollarLimitMicros || 0) / 1e6).toFixed(2)], ["Spend (USD)", ((u.spendMicros || 0) / 1e6).toFixed(2)]], "");
-  } catch (e) { $("user-view").replaceChildren(el("p", { class: "error" }, e.message)); }
+      ["Points", `${p.used} used of ${p.monthlyAllowance} this month (${p.remaining} left)`],
+      ["Points renew", `${fmtTime(p.nextRenewal)} (day ${p.renewalDay} of each month)`],
+      ["Usage by model", m.enabled ? "enabled" : "off"],
+      ["Budget (USD)", `${m.currentSpend.toFixed(2)} spent of ${m.dollarLimit.toFixed(2)} (${m.remainingBudget.toFixed(2)} left)`]], "");
+  }
+  const q = new URLSearchParams({ userId: id, limit: String(PAGE) });
+  if (append && userCursor) q.set("cursor", userCursor);
+  const d = await api("GET", "admin/api-keys?" + q);
+  userCursor = d.nextCursor || "";
+  $("user-keys-more").hidden = !userCursor;
+  const usage = await Promise.all((d.apiKeys || []).map((k) => api("GET", `admin/api-keys/${encodeURIComponent(k.id)}/usage`).then((r) => r.usage)));
+  $("user-keys-title").hidden = false;
+  table("user-keys", ["Key", "Per minute", "Per hour", "Today", "This month"], usage.map((u) => [
+    u.name, win(u.rate_limit.requests_per_minute), win(u.rate_limit.requests_per_hour), win(u.daily), win(u.monthly)]),
+  "This user has no keys.");
+}
+// win is one window's cell: used of limit, marked near (≥ 80 %) or at the limit, with its reset.
+function win(w) {
+  const cell = el("span", {}, el("span", { class: "count" }, w.limit === null ? `${w.used} (no limit)` : `${w.used} / ${w.limit}`),
+    el("br"), el("small", { class: "hint" }, "resets " + fmtTime(w.reset_time)));
+  if (w.limit !== null && w.used >= w.limit) cell.firstChild.className = "count full";
+  else if (w.limit !== null && w.used >= 0.8 * w.limit) cell.firstChild.className = "count near";
+  return cell;
+}
+$("user-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  showUser().catch((e) => {
+    if (e.status === 401) return;
+    $("user-view").replaceChildren(); $("user-keys").replaceChildren(); $("user-keys-title").hidden = true; $("user-keys-more").hidden = true;
+    $("user-error").textContent = e.message;
+  });
 });
+$("user-keys-more").addEventListener("click", () => showUser(true).catch((e) => banner(e.message)));
 
 // ---------- webhooks ----------
 let catalog = [];
@@ -288,8 +365,9 @@ async function rotate(w) {
 async function deliveries(w) {
   const d = await api("GET", `admin/webhooks/${encodeURIComponent(w.id)}/deliveries?limit=${PAGE}`);
   $("wh-deliveries-title").textContent = "Deliveries to " + w.url;
-  table("wh-deliveries", ["When", "Event", "Attempt", "Status", "Response", "Latency", "Error"], (d.deliveries || []).map((a) => [
-    fmtTime(a.at), a.eventType, String(a.attempt), a.status, a.statusCode ? String(a.statusCode) : "—", a.latencyMs + " ms", a.error || ""]), "No deliveries yet.");
+  table("wh-deliveries", ["When", "Event", "Attempt", "Status", "Response", "Latency", "Next retry", "Error"], (d.deliveries || []).map((a) => [
+    fmtTime(a.at), a.eventType, String(a.attempt), a.status, a.statusCode ? String(a.statusCode) : "—", a.latencyMs + " ms",
+    a.nextAttemptAt ? fmtTime(a.nextAttemptAt) : "—", a.error || ""]), "No deliveries yet.");
 }
 $("wh-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();

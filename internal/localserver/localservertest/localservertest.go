@@ -28,6 +28,8 @@ func Env() gateway.Env { return gateway.Env{RequestTimeout: 30 * time.Second, Ma
 type Server struct {
 	URL   string
 	Admin string // the bootstrap admin key's secret
+	// Store is the embedded store; a test may close it to see the gateway with its store down.
+	Store *boltstore.Store
 	// Stop stops the server and its background work (pending events handed on, the tracer
 	// shut down) and closes the store; t's cleanup calls it too, once in all.
 	Stop func()
@@ -78,7 +80,7 @@ func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env gateway.Env, w
 	}
 	srv := httptest.NewServer(h)
 	var once sync.Once
-	s := &Server{URL: srv.URL, Admin: secret, Stop: func() {
+	s := &Server{URL: srv.URL, Admin: secret, Store: store, Stop: func() {
 		once.Do(func() {
 			srv.Close()
 			stop()
