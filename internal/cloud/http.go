@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
@@ -59,15 +60,17 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 	}))
 }
 
-// Endpoint is HTTP for an endpoint of the gateway: build makes it from the function's
-// GatewayDeps, read on the first request.
-func (c *Cloud) Endpoint(render httpapi.Render, build func(gateway.Deps) (http.Handler, error)) http.Handler {
-	return c.HTTP(render, func(ctx context.Context) (http.Handler, error) {
+// Endpoint is HTTP for an endpoint of the gateway, built from the function's GatewayDeps (read
+// on the first request) and the provider adapters the function passes (nil for an endpoint that
+// calls no provider).
+func (c *Cloud) Endpoint(e gateway.Endpoint, providers map[string]catalog.Factory) http.Handler {
+	return c.HTTP(e.Render, func(ctx context.Context) (http.Handler, error) {
 		d, err := c.GatewayDeps(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return build(d)
+		d.Providers = providers
+		return e.Build(d)
 	})
 }
 

@@ -63,8 +63,11 @@ func (d Deps) settings() chain.Settings {
 }
 
 var (
+	// adminRoutes is where the admin endpoint's function answers; the local server mounts the
+	// exact routes its handler names (routed.Routes).
+	adminRoutes   = []string{"/admin/"}
 	usageRoutes   = []string{"GET /usage"}
-	jwksRoutes    = []string{"GET /.well-known/jwks.json"}
+	jwksRoutes    = []string{jwksRoute}
 	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
 	metricsRoutes = []string{"GET /metrics"}
 )
