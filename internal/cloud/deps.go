@@ -31,7 +31,7 @@ import (
 // GatewayDeps returns the endpoints' dependencies, each feature on when the function's
 // environment names what it needs, as the local server has them all on its embedded store:
 //
-//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger)
+//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger), requests over time (RequestCounter, RequestStats)
 //	SECUREAI_TABLE_USERS             quotas and spend (Billing, Ledger), key and user admin (KeyAdmin)
 //	SECUREAI_TABLE_CIRCUIT_BREAKERS  circuit breakers (Breakers)
 //	SECUREAI_TABLE_RECEIPTS          stored receipts (Receipts, Ledger)
@@ -69,6 +69,7 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	}
 	if t.Limits != "" {
 		d.Limits = &limits.Limiter{Counter: c.Store}
+		d.RequestCounter, d.RequestStats = c.Requests, c.Store // request counts live in the limits table
 	}
 	if t.Users != "" {
 		d.Billing = &billing.Biller{Store: c.Store}

@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 )
 
 // Policies are the SMLTP policies: the built-in ones overlaid with the catalog's.
@@ -75,8 +76,8 @@ func metricsEndpoint(d Deps) http.Handler {
 	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, d.Metrics).ServeHTTP), metricsRoutes...)
 }
 
-// NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…
-// and /admin/audit-logs (each where its store is configured): admin keys
+// NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…,
+// /admin/audit-logs and /admin/stats/requests (each where its store is configured): admin keys
 // only (401 anonymous, 403 "Access denied" for a normal key), classic envelope.
 func NewAdmin(d Deps) (http.Handler, error) {
 	if d.KeyAdmin == nil && d.Breakers == nil && d.Webhooks == nil {
@@ -100,6 +101,9 @@ func NewAdmin(d Deps) (http.Handler, error) {
 		wh := *d.Webhooks // a copy: the caller's Handlers may serve another surface too
 		wh.Fail = classicapi.Render
 		wh.Register(mux)
+	}
+	if d.RequestStats != nil {
+		mux.Handle(reqstats.Route, reqstats.Handler{Store: d.RequestStats, Fail: classicapi.Render})
 	}
 	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
 	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP), nil

@@ -31,6 +31,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/provider/gemini"
 	"github.com/secureai-gateway/gateway/internal/provider/openai"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhookadmin"
@@ -92,6 +93,10 @@ type Deps struct {
 	// Tracer traces each chat request and its attempts, and carries the trace to providers;
 	// nil: nothing is traced.
 	Tracer tracing.Tracer
+	// RequestCounter counts every completed chat request in memory (its owner flushes it);
+	// RequestStats serves the flushed counts at GET /admin/stats/requests. nil: off.
+	RequestCounter *reqstats.Counter
+	RequestStats   reqstats.Store
 }
 
 func (d Deps) withDefaults() Deps {
@@ -240,6 +245,9 @@ func completions(d Deps) (*completion.Service, *catalog.Router, error) {
 	observers := completion.Observers{logObserver{httpapi.Logger(d.Log)}}
 	if d.Observer != nil {
 		observers = append(observers, d.Observer)
+	}
+	if d.RequestCounter != nil {
+		observers = append(observers, d.RequestCounter)
 	}
 	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, router, nil
 }

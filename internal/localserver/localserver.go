@@ -28,6 +28,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/localevents"
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
@@ -35,8 +36,8 @@ import (
 
 // Deps assembles every feature on the embedded store: keys behind an in-process cache that an
 // admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
-// billing, circuit breakers, the signing keyset, receipts, and the in-process event pipeline that
-// delivers webhooks and writes the audit log. wait stops the background work and returns once it
+// billing, circuit breakers, the signing keyset, receipts, the in-process event pipeline that
+// delivers webhooks and writes the audit log, and request counts over time flushed every minute. wait stops the background work and returns once it
 // has (the last counts saved, pending events handed on).
 func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
 	reach, err := webhook.ParseReach(os.Getenv(webhook.EnvAllowPrivate), webhook.ReachLoopback)
@@ -85,9 +86,13 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 		return d, nil, err
 	}
 
+	// Completed chat requests, counted in memory and written every StatsFlush (and at shutdown).
+	requests := reqstats.NewCounter(env.StatsFlush, time.Now)
+
 	var bg sync.WaitGroup
 	bgCtx, stop := context.WithCancel(ctx)
 	bg.Go(func() { counts.PersistEvery(bgCtx, store, limits.DefaultPersistInterval, time.Now, log) })
+	bg.Go(func() { requests.FlushEvery(bgCtx, store, log) })
 	// Reservations a crash left held are refunded once their deadline has passed: at start, then
 	// every minute, in the background.
 	bg.Go(func() { books.RefundExpiredEvery(bgCtx, ledger.RefundEvery, log) })
@@ -119,12 +124,14 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
 			Audit:        emit.AdminChanges(events.Publisher, time.Now, log),
 			Invalidate:   keys.Invalidate},
-		KeyCacheTTL:   0, // the local server's cache is invalidated at once
-		Webhooks:      events.Admin(nil),
-		SkipUnhealthy: env.SkipUnhealthy,
-		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
-		Metrics:       m.Handler(),
-		Tracer:        tracer,
-		Events:        events.Publisher,
+		KeyCacheTTL:    0, // the local server's cache is invalidated at once
+		Webhooks:       events.Admin(nil),
+		SkipUnhealthy:  env.SkipUnhealthy,
+		ReadBudget:     &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
+		Metrics:        m.Handler(),
+		Tracer:         tracer,
+		Events:         events.Publisher,
+		RequestCounter: requests,
+		RequestStats:   store,
 	}, wait, nil
 }
