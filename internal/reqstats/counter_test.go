@@ -202,3 +202,53 @@ func TestHandler(t *testing.T) {
 		t.Errorf("range=month failed with %v, want an invalid-parameter error naming the ranges", failed)
 	}
 }
+
+// TestConcurrentAddsAndFlushes: requests counted while flushes run, across minute changes, all
+// end up written exactly once.
+func TestConcurrentAddsAndFlushes(t *testing.T) {
+	const workers, each = 8, 2000
+	c := reqstats.NewCounter(time.Minute, nil)
+	st := newMem()
+	done := make(chan struct{})
+	flushed := make(chan error, 1)
+	go func() {
+		var err error
+		for {
+			select {
+			case <-done:
+				flushed <- err
+				return
+			default:
+				if e := c.Flush(context.Background(), st); e != nil {
+					err = e
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				// Six minutes, more than the counter's slots, so slots are reused while flushing.
+				c.Add(t0.Add(time.Duration((i+w)%6)*time.Minute), reqstats.Surface(w%2), reqstats.Served)
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	var minutes int64
+	for m := range 6 {
+		n := st.row(reqstats.Minute, t0.Add(time.Duration(m)*time.Minute))
+		minutes += n[reqstats.OpenAI][reqstats.Served] + n[reqstats.Classic][reqstats.Served]
+	}
+	hour := st.row(reqstats.Hour, t0)
+	if want := int64(workers * each); minutes != want || hour[reqstats.OpenAI][reqstats.Served]+hour[reqstats.Classic][reqstats.Served] != want {
+		t.Errorf("written: %d in the minutes, %v in the hour; want %d in each", minutes, hour, want)
+	}
+}
