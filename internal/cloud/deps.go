@@ -22,7 +22,7 @@ import (
 // GatewayDeps returns the endpoints' dependencies, each feature on when the function's
 // environment names what it needs, as the local server has them all on its embedded store:
 //
-//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger)
+//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger), requests over time (RequestCounter, RequestStats)
 //	SECUREAI_TABLE_USERS             quotas and spend (Billing, Ledger), key and user admin (KeyAdmin)
 //	SECUREAI_TABLE_CIRCUIT_BREAKERS  circuit breakers (Breakers)
 //	SECUREAI_TABLE_RECEIPTS          stored receipts (Receipts, Ledger)
@@ -85,6 +85,7 @@ func (c *Cloud) stores() gateway.Stores {
 	s := gateway.Stores{Events: c.Events, Metrics: c.Metrics, BreakerConfig: c.breakers}
 	if t.Limits != "" {
 		s.Counter = c.Store
+		s.Requests, s.RequestStats = c.Requests, c.Store // request counts live in the limits table
 	}
 	if t.Users != "" {
 		s.Keys, s.Users, s.Invalidate = c.Store, c.Store, c.keys.inner.Invalidate

@@ -3,6 +3,8 @@ package gateway
 import (
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/reqstats"
+
 	"github.com/secureai-gateway/gateway/internal/audit"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
@@ -55,6 +57,10 @@ type Stores struct {
 	Metrics metrics.Recorder
 	// Invalidate drops a changed key from this process's key cache; nil: nothing caches keys.
 	Invalidate func(hash string)
+	// Requests counts completed chat requests in memory (its owner flushes it to RequestStats,
+	// which the admin API reads); nil: not counted.
+	Requests     *reqstats.Counter
+	RequestStats reqstats.Store
 }
 
 // Attach builds the features from s onto d, under d's catalog (which models and SMLTP policies
@@ -104,6 +110,7 @@ func (d *Deps) Attach(s Stores) error {
 			Audit:        emit.AdminChanges(events, time.Now, httpapi.Logger(d.Log)),
 			Invalidate:   s.Invalidate}
 	}
+	d.RequestCounter, d.RequestStats = s.Requests, s.RequestStats
 	if s.Webhooks != nil && s.AuditLog != nil {
 		d.Webhooks = &webhookadmin.Handlers{Webhooks: s.Webhooks, Dispatcher: s.Dispatcher, Guard: s.Guard,
 			Audit: s.AuditLog, Events: events, Now: time.Now}

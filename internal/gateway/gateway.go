@@ -27,6 +27,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhookadmin"
@@ -81,6 +82,10 @@ type Deps struct {
 	// Tracer traces each chat request and its attempts, and carries the trace to providers;
 	// nil: nothing is traced.
 	Tracer tracing.Tracer
+	// RequestCounter counts every completed chat request in memory (its owner flushes it);
+	// RequestStats serves the flushed counts at GET /admin/stats/requests. nil: off.
+	RequestCounter *reqstats.Counter
+	RequestStats   reqstats.Store
 
 	chat *chat // built once by New for every endpoint that calls providers; nil: each builds its own
 }
@@ -270,6 +275,9 @@ func completions(d Deps) (*completion.Service, error) {
 	observers := completion.Observers{logObserver{httpapi.Logger(d.Log)}}
 	if d.Observer != nil {
 		observers = append(observers, d.Observer)
+	}
+	if d.RequestCounter != nil {
+		observers = append(observers, d.RequestCounter)
 	}
 	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
@@ -32,8 +33,8 @@ import (
 
 // Deps assembles every feature on the embedded store: keys behind an in-process cache that an
 // admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
-// billing, circuit breakers, the signing keyset, receipts, and the in-process event pipeline that
-// delivers webhooks and writes the audit log. wait stops the background work and returns once it
+// billing, circuit breakers, the signing keyset, receipts, the in-process event pipeline that
+// delivers webhooks and writes the audit log, and request counts over time flushed every minute. wait stops the background work and returns once it
 // has (the last counts saved, pending events handed on).
 func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
 	reach, err := webhook.ParseReach(os.Getenv(webhook.EnvAllowPrivate), webhook.ReachLoopback)
@@ -70,6 +71,8 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 		return d, nil, err
 	}
 	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
+	// Completed chat requests, counted in memory and written every StatsFlush (and at shutdown).
+	requests := reqstats.NewCounter(env.StatsFlush, time.Now)
 	d = gateway.Deps{
 		Catalog: cat, Providers: adapters.Factories(), Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
@@ -85,7 +88,7 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 		Books: ledger.Local{Counter: counts, Users: store, Receipts: store}, HoldMargin: env.HoldMargin,
 		Receipts: store, Breakers: store, BreakerConfig: breakerCfg,
 		Webhooks: store, AuditLog: events.Audit, Dispatcher: events.Dispatcher, Guard: events.Guard,
-		Events: events.Publisher, Metrics: m, Invalidate: keys.Invalidate})
+		Events: events.Publisher, Metrics: m, Invalidate: keys.Invalidate, Requests: requests, RequestStats: store})
 	if err != nil {
 		return d, nil, err
 	}
@@ -98,6 +101,7 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 	var bg sync.WaitGroup
 	bgCtx, stop := context.WithCancel(ctx)
 	bg.Go(func() { counts.PersistEvery(bgCtx, store, limits.DefaultPersistInterval, time.Now, log) })
+	bg.Go(func() { requests.FlushEvery(bgCtx, store, log) })
 	// Reservations a crash left held are refunded once their deadline has passed: at start, then
 	// every minute, in the background.
 	bg.Go(func() { books.RefundExpiredEvery(bgCtx, ledger.RefundEvery, log) })

@@ -21,8 +21,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/localserver"
 )
 
-// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies.
-func Env() gateway.Env { return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20} }
+// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies,
+// request counts written every 200 ms (so a test sees its requests over time without waiting a
+// minute).
+func Env() gateway.Env {
+	return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, StatsFlush: 200 * time.Millisecond}
+}
 
 // Server is a running local gateway.
 type Server struct {
