@@ -2,8 +2,8 @@ package reqstats_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
