@@ -12,12 +12,9 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
@@ -35,23 +32,14 @@ func newHedgeEnv(t *testing.T, slow ...int) *hedgeEnv {
 	fake := openaifake.New(300 * time.Millisecond)
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
-	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}}, Models: map[string]*catalog.Model{}}
 	names := append([]string(nil), openaifake.Models...)
 	for _, ms := range slow {
 		names = append(names, openaifake.SlowPrefix+strconv.Itoa(ms))
 	}
-	for _, m := range names {
-		cat.Models["fake/"+m] = &catalog.Model{Name: "fake/" + m, Provider: "fake", Upstream: m}
-	}
 	obs := &recorder{done: make(chan struct{}, 16)}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: oneKey{},
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(srv.Close)
-	return &hedgeEnv{url: srv.URL, fake: fake, obs: obs}
+	deps := gatewaykit.Deps(gatewaykit.OneFake(up.URL+"/v1", names...), oneKey{})
+	deps.Observer = obs
+	return &hedgeEnv{url: gatewaykit.Bare(t, deps), fake: fake, obs: obs}
 }
 
 var hedgeSurfaces = []struct{ name, path, extra, report string }{
