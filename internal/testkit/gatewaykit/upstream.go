@@ -2,6 +2,7 @@ package gatewaykit
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
@@ -19,13 +22,23 @@ type UpstreamCall struct {
 	Provider string
 	Body     []byte
 	Header   http.Header
+	// Ctx is the request's context: done when the gateway let go of the call.
+	Ctx context.Context
+	// Ended receives the time the fake's handler returned.
+	Ended chan time.Time
 }
+
+// Model is the upstream model the call asked for.
+func (c UpstreamCall) Model() string { return gjson.GetBytes(c.Body, "model").String() }
 
 // Upstream records what reaches the fault-injecting fake before the fake answers it.
 type Upstream struct {
-	Fake  *openaifake.Server
-	mu    sync.Mutex
-	calls []UpstreamCall
+	Fake *openaifake.Server
+	// Arrivals, when not nil, is told of each call as it arrives (not when it is full), for a
+	// test that waits for a call.
+	Arrivals chan UpstreamCall
+	mu       sync.Mutex
+	calls    []UpstreamCall
 }
 
 // NewUpstream records in front of fake.
@@ -35,9 +48,15 @@ func NewUpstream(fake *openaifake.Server) *Upstream { return &Upstream{Fake: fak
 func (u *Upstream) Handler(provider string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		c := UpstreamCall{Provider: provider, Body: body, Header: r.Header.Clone(), Ctx: r.Context(), Ended: make(chan time.Time, 1)}
 		u.mu.Lock()
-		u.calls = append(u.calls, UpstreamCall{Provider: provider, Body: body, Header: r.Header.Clone()})
+		u.calls = append(u.calls, c)
 		u.mu.Unlock()
+		select {
+		case u.Arrivals <- c:
+		default:
+		}
+		defer func() { c.Ended <- time.Now() }()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		u.Fake.ServeHTTP(w, r)
 	})
@@ -57,6 +76,19 @@ func (u *Upstream) Calls() []UpstreamCall {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]UpstreamCall(nil), u.calls...)
+}
+
+// LastBody is the body of the last request for upstream model (its "model" member), nil when none
+// came.
+func (u *Upstream) LastBody(model string) []byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := len(u.calls) - 1; i >= 0; i-- {
+		if u.calls[i].Model() == model {
+			return u.calls[i].Body
+		}
+	}
+	return nil
 }
 
 // Fakes is the catalog most gateway tests use: two fake providers in front of one recorded
