@@ -36,6 +36,8 @@ type Server struct {
 	Admin string // the bootstrap admin key's secret
 	// Store is the embedded store; a test may close it to see the gateway with its store down.
 	Store *boltstore.Store
+	// Routes are the routes the gateway serves (Gateway.Routes).
+	Routes []string
 	// Upstream records what reached the fake providers Fakes started (nil when the catalog came
 	// from elsewhere).
 	Upstream *Upstream
@@ -108,7 +110,7 @@ func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, opts ...Option) 
 	}
 	srv := httptest.NewServer(o.wrap(t, gw.Mux()))
 	var once sync.Once
-	s := &Server{URL: srv.URL, Admin: secret, Store: store, Upstream: o.upstream, Stop: func() {
+	s := &Server{URL: srv.URL, Admin: secret, Store: store, Routes: gw.Routes(), Upstream: o.upstream, Stop: func() {
 		once.Do(func() {
 			srv.Close()
 			stop()
