@@ -9,13 +9,14 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
-// Deps is the bare gateway's dependencies as the tests set them: cat's providers take no
-// credential, keys finds the callers, a 30 s request budget, 1 MiB bodies and 10 ms kept for the
+// Deps is the bare gateway's dependencies as the tests set them: every provider adapter, cat's
+// providers take no credential, keys finds the callers, a 30 s request budget, 1 MiB bodies and 10 ms kept for the
 // answer. A test sets what else it observes (Observer, Idempotency, a Picker) on the result.
 func Deps(cat *catalog.Catalog, keys identity.KeyFinder) gateway.Deps {
-	return gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: keys,
+	return gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: keys,
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}}
 }
 

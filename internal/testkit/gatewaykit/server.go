@@ -7,6 +7,7 @@
 package gatewaykit
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -27,8 +28,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/openapitest"
 )
 
-// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies.
-func Env() gateway.Env { return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20} }
+// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies,
+// request counts written every 200 ms (so a test sees its requests over time without waiting a
+// minute).
+func Env() gateway.Env {
+	return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, StatsFlush: 200 * time.Millisecond}
+}
 
 // Server is a running local gateway.
 type Server struct {
@@ -81,8 +86,16 @@ func WithUpstream(u *Upstream) Option { return func(o *options) { o.upstream = u
 // document unless Unvalidated is given.
 func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, opts ...Option) *Server {
 	t.Helper()
+	return ServeAt(t, filepath.Join(t.TempDir(), "gateway.db"), cat, env, opts...)
+}
+
+// ServeAt is Serve on the store file at path, which may hold records already: its admin key is
+// env.BootstrapKey when set (made sure to exist, as make run does), else a new one when the
+// store holds no key.
+func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env gateway.Env, opts ...Option) *Server {
+	t.Helper()
 	o := apply(opts)
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	store, err := boltstore.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +111,12 @@ func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, opts ...Option) 
 		wait()
 		store.Close()
 	}
-	secret, err := gateway.Bootstrap(ctx, store, "")
+	secret, err := gateway.Bootstrap(ctx, store, env.BootstrapKey)
 	if err != nil {
 		stop()
 		t.Fatal(err)
 	}
+	secret = cmp.Or(secret, env.BootstrapKey)
 	gw, err := gateway.New(deps)
 	if err != nil {
 		stop()
