@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // The CLI and the admin API are one admin service (issue 20 item 2): the same operations, run
@@ -31,7 +31,7 @@ func TestTheCLIAndTheAdminAPIKeepTheSameRecords(t *testing.T) {
 	defer stop()
 
 	// Through the admin API, with the bootstrap admin key.
-	api := localservertest.Serve(t, cat, localservertest.Env(), nil)
+	api := gatewaykit.Serve(t, cat, gatewaykit.Env(), gatewaykit.Unvalidated())
 	call := func(method, path, body string, want int) map[string]any {
 		t.Helper()
 		return adminCall(t, api.URL, api.Admin, method, path, body, want)
@@ -87,9 +87,9 @@ func TestTheCLIAndTheAdminAPIKeepTheSameRecords(t *testing.T) {
 	}
 	must("revoke-key", "-id", appID[1])
 
-	env := localservertest.Env()
+	env := gatewaykit.Env()
 	env.BootstrapKey = opsSecret[1]
-	fromCLI := localservertest.ServeAt(t, db, cat, env, nil)
+	fromCLI := gatewaykit.ServeAt(t, db, cat, env, gatewaykit.Unvalidated())
 
 	viaAPI, viaCLI := records(t, api.URL, api.Admin), records(t, fromCLI.URL, fromCLI.Admin)
 	if !reflect.DeepEqual(viaAPI.keys, viaCLI.keys) {

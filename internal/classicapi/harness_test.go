@@ -7,22 +7,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
-	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
-	"github.com/tidwall/gjson"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // env is a gateway on the embedded store in front of a fake upstream whose model names choose
@@ -30,61 +23,36 @@ import (
 type env struct {
 	url      string
 	fake     *openaifake.Server
-	mu       sync.Mutex
-	bodies   map[string][]byte // the last request body each upstream model received
-	user     string            // secret of a normal key (userId "u1")
-	admin    string            // secret of an admin key
-	otherKey string            // secret of a second normal key (userId "u2")
+	up       *gatewaykit.Upstream
+	user     string // secret of a normal key (userId "u1")
+	admin    string // secret of an admin key
+	otherKey string // secret of a second normal key (userId "u2")
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	fake := openaifake.New(300 * time.Millisecond)
-	e := &env{fake: fake, bodies: map[string][]byte{}}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		e.mu.Lock()
-		e.bodies[gjson.GetBytes(body, "model").String()] = body
-		e.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		fake.ServeHTTP(w, r)
-	}))
-	t.Cleanup(up.Close)
-
-	cat := &catalog.Catalog{
-		Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}},
-		Models:    map[string]*catalog.Model{},
-	}
-	for _, m := range openaifake.Models {
-		name := "fake/" + m
-		cat.Models[name] = &catalog.Model{Name: name, Provider: "fake", Upstream: m, Regions: []string{"local"}, Points: 1}
+	up := gatewaykit.NewUpstream(openaifake.New(300 * time.Millisecond))
+	cat := gatewaykit.OneFake(up.Serve(t, "fake"), openaifake.Models...)
+	for _, m := range cat.Models {
+		m.Regions, m.Points = []string{"local"}, 1
 	}
 	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	e := &env{fake: up.Fake, up: up}
 	e.user = addKey(t, store, "u1", false)
 	e.admin = addKey(t, store, "admin", true)
 	e.otherKey = addKey(t, store, "u2", false)
-
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: store,
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Idempotency: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(srv.Close)
-	e.url = srv.URL
+	deps := gatewaykit.Deps(cat, store)
+	deps.Idempotency = store
+	e.url = gatewaykit.Bare(t, deps)
 	return e
 }
 
 // lastBody is the last request body model received upstream.
-func (e *env) lastBody(model string) []byte {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.bodies[model]
-}
+func (e *env) lastBody(model string) []byte { return e.up.LastBody(model) }
 
 func addKey(t *testing.T, store *boltstore.Store, user string, admin bool) string {
 	t.Helper()

@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,50 +16,27 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/console"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // EnvScreenshots names a folder to keep the browser test's screenshots in (the README's come
 // from there); unset, they go to the test's temporary folder.
 const EnvScreenshots = "SECUREAI_CONSOLE_SCREENSHOTS"
 
-// server is the gateway as `make run` serves it (localserver.Deps on the embedded store, the demo
-// provider), on a loopback port.
-type server struct {
-	url   string
-	admin string // the bootstrap admin key
-	srv   *localservertest.Server
-}
-
-func newServer(t *testing.T) *server {
+// newServer is the gateway as `make run` serves it (localserver.Deps on the embedded store, the
+// demo provider), on a loopback port. The browser's traffic (the console's pages and its proxy) is
+// not the OpenAPI document's, so it is served unvalidated.
+func newServer(t *testing.T) *gatewaykit.Server {
 	t.Helper()
 	cat, stopDemo, err := gateway.Catalog("", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopDemo) // after the gateway (cleanups run last first)
-	srv := localservertest.Serve(t, cat, localservertest.Env(), nil)
-	return &server{url: srv.URL, admin: srv.Admin, srv: srv}
-}
-
-// call sends a request to the gateway's API with key and returns the status and parsed body.
-func (s *server) call(t *testing.T, method, path, key, body string) (int, gjson.Result) {
-	t.Helper()
-	req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, gjson.ParseBytes(b)
+	return gatewaykit.Serve(t, cat, gatewaykit.Env(), gatewaykit.Unvalidated())
 }
 
 // browser starts the distribution's Chromium, headless, on a fresh profile. A missing Chromium
@@ -164,20 +140,20 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page := func(name string) step { return chromedp.Navigate(s.url + "/console/#" + name) }
+	page := func(name string) step { return chromedp.Navigate(s.URL + "/console/#" + name) }
 	id := func(v string) chromedp.ID { return chromedp.ID(v) }
 	css := func(v string) chromedp.CSS { return chromedp.CSS(v) }
 
 	// A normal key is refused with a clear message; the admin key signs in.
-	status, normal := s.call(t, "POST", "/admin/api-keys", s.admin, `{"name":"not an admin"}`)
+	status, _, normal := s.Call(t, "POST", "/admin/api-keys", s.Admin, `{"name":"not an admin"}`)
 	if status != http.StatusCreated {
 		t.Fatalf("creating a normal key: %d %s", status, normal.Raw)
 	}
-	run("sign-in form", chromedp.Navigate(s.url+"/console"), chromedp.WaitVisible(id("signin-key")))
+	run("sign-in form", chromedp.Navigate(s.URL+"/console"), chromedp.WaitVisible(id("signin-key")))
 	run("normal key refused", chromedp.SendKeys(id("signin-key"), normal.Get("secret").String()),
 		chromedp.Click(css(`#signin-form button[type="submit"]`)), waitText("#signin-error", "Not an admin key"))
 	shot("signin")
-	run("sign in", chromedp.SendKeys(id("signin-key"), s.admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
+	run("sign in", chromedp.SendKeys(id("signin-key"), s.Admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
 		chromedp.WaitVisible(id("overview")), waitText("#who", "bootstrap admin"))
 
 	// The session cookie: HttpOnly, SameSite=Strict, with an expiry (not Secure: this is loopback).
@@ -196,7 +172,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("no %s cookie after signing in: %v", console.CookieName, cookies.Cookies)
 	case !session.HTTPOnly || session.SameSite != network.CookieSameSiteStrict || session.Session || session.Expires <= float64(time.Now().Unix()):
 		t.Errorf("session cookie flags: httpOnly %v sameSite %v session %v expires %v", session.HTTPOnly, session.SameSite, session.Session, session.Expires)
-	case session.Value == s.admin:
+	case session.Value == s.Admin:
 		t.Error("the session cookie holds the admin key itself")
 	}
 	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie`))
@@ -227,7 +203,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The search runs on the server, its cursor paging through the matches only: 23 keys named
 	// "Search target n" among others, searched in another case, fill one page of 20 and 3 more.
 	for i := range 23 {
-		if status, k := s.call(t, "POST", "/admin/api-keys", s.admin, fmt.Sprintf(`{"name":"Search target %d"}`, i)); status != http.StatusCreated {
+		if status, _, k := s.Call(t, "POST", "/admin/api-keys", s.Admin, fmt.Sprintf(`{"name":"Search target %d"}`, i)); status != http.StatusCreated {
 			t.Fatalf("creating a key: %d %s", status, k.Raw)
 		}
 	}
@@ -261,13 +237,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitText("#pg-error", "502"), waitText("#pg-attempts", "connection_error"))
 
 	// A key over its daily limit: its third call is refused.
-	status, limited := s.call(t, "POST", "/admin/api-keys", s.admin, `{"name":"limited key","userId":"team-console","dailyLimit":2}`)
+	status, _, limited := s.Call(t, "POST", "/admin/api-keys", s.Admin, `{"name":"limited key","userId":"team-console","dailyLimit":2}`)
 	if status != http.StatusCreated {
 		t.Fatalf("creating a limited key: %d %s", status, limited.Raw)
 	}
 	var codes []int
 	for range 3 {
-		code, _ := s.call(t, "POST", "/v1/chat/completions", limited.Get("secret").String(), `{"model":"demo/ok","messages":[{"role":"user","content":"hi"}]}`)
+		code, _, _ := s.Call(t, "POST", "/v1/chat/completions", limited.Get("secret").String(), `{"model":"demo/ok","messages":[{"role":"user","content":"hi"}]}`)
 		codes = append(codes, code)
 	}
 	if codes[2] != http.StatusTooManyRequests {
@@ -364,7 +340,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// A session that expires sends the operator back to the sign-in form, saying so. (The
 	// session key's expiry is brought forward through the admin API, as a day's wait would.)
-	status, sessions := s.call(t, "GET", "/admin/api-keys?name=console%20session&limit=200", s.admin, "")
+	status, _, sessions := s.Call(t, "GET", "/admin/api-keys?name=console%20session&limit=200", s.Admin, "")
 	var sessionID string
 	for _, k := range sessions.Get("apiKeys").Array() {
 		if p := k.Get("prefix").String(); p != "" && strings.HasPrefix(session.Value, p) && !k.Get("revokedAt").Exists() {
@@ -375,14 +351,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("finding the session's key: %d %s", status, sessions.Raw)
 	}
 	expires := time.Now().Add(2 * time.Second)
-	if status, k := s.call(t, "PATCH", "/admin/api-keys/"+sessionID, s.admin, `{"expiresAt":"`+expires.UTC().Format(time.RFC3339Nano)+`"}`); status != http.StatusOK {
+	if status, _, k := s.Call(t, "PATCH", "/admin/api-keys/"+sessionID, s.Admin, `{"expiresAt":"`+expires.UTC().Format(time.RFC3339Nano)+`"}`); status != http.StatusOK {
 		t.Fatalf("bringing the session's expiry forward: %d %s", status, k.Raw)
 	}
 	time.Sleep(time.Until(expires) + 100*time.Millisecond)
 	run("expired session", page("keys"), chromedp.WaitVisible(id("signin-key")), waitText("#signin-error", "Session expired"),
 		waitText("#signin-error", "sign in again"), waitFor(`getComputedStyle(document.getElementById("nav")).display === "none"`))
 	shot("session-expired")
-	run("sign in again", chromedp.SendKeys(id("signin-key"), s.admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
+	run("sign in again", chromedp.SendKeys(id("signin-key"), s.Admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
 		chromedp.WaitVisible(id("keys")), waitText("#key-table", "browser test key"))
 	cookies, err = chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
 	if err != nil {
@@ -396,7 +372,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// Sign out ends the session on the server: its cookie no longer works anywhere.
 	run("sign out", chromedp.Click(id("signout")), chromedp.WaitVisible(id("signin-key")))
-	req, _ := http.NewRequest("GET", s.url+"/console/api/admin/api-keys", nil)
+	req, _ := http.NewRequest("GET", s.URL+"/console/api/admin/api-keys", nil)
 	req.AddCookie(&http.Cookie{Name: console.CookieName, Value: session.Value})
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -414,7 +390,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	var missing []string
 	var all string
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		status, logs := s.call(t, "GET", "/admin/audit-logs?type=admin:console_action&limit=200", s.admin, "")
+		status, _, logs := s.Call(t, "GET", "/admin/audit-logs?type=admin:console_action&limit=200", s.Admin, "")
 		if status != http.StatusOK {
 			t.Fatalf("audit query: %d %s", status, logs.Raw)
 		}
@@ -437,9 +413,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// The store goes down under a signed-in console: the page says what failed and what to do.
-	run("sign in for the outage", chromedp.SendKeys(id("signin-key"), s.admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
+	run("sign in for the outage", chromedp.SendKeys(id("signin-key"), s.Admin), chromedp.Click(css(`#signin-form button[type="submit"]`)),
 		chromedp.WaitVisible(id("nav")), js(`location.hash = "#audit"`), chromedp.WaitVisible(id("audit-form")))
-	if err := s.srv.Store.Close(); err != nil {
+	if err := s.Store.Close(); err != nil {
 		t.Fatalf("closing the store: %v", err)
 	}
 	run("store down", js(`location.hash = "#keys"`), chromedp.WaitVisible(id("banner")),
@@ -448,7 +424,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	shot("store-down")
 
 	// The gateway stops: the page says it cannot reach it.
-	s.srv.Stop()
+	s.Stop()
 	run("gateway unreachable", js(`location.hash = "#webhooks"`), waitText("#banner", "Cannot reach the gateway"))
 	shot("unreachable")
 
@@ -460,7 +436,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("only %d requests recorded", len(urls))
 	}
 	for _, u := range urls {
-		if strings.Contains(u, "sk-") || strings.Contains(u, s.admin[3:]) || strings.Contains(u, secret[3:]) {
+		if strings.Contains(u, "sk-") || strings.Contains(u, s.Admin[3:]) || strings.Contains(u, secret[3:]) {
 			t.Errorf("a request URL carries a key: %s", u)
 		}
 	}

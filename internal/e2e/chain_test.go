@@ -89,7 +89,7 @@ func TestChainOverHTTP(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s %q", r.status, tc.status, r.body, r.frames)
 			}
 			for _, m := range tc.zero {
-				if n := e.up.fake.Calls(m); n != 0 {
+				if n := e.up.Fake.Calls(m); n != 0 {
 					t.Errorf("upstream %s received %d calls, want none", m, n)
 				}
 			}
@@ -162,7 +162,7 @@ func TestAuth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/chat/completions", strings.NewReader(body))
 			if tc.header != "" {
 				req.Header.Set("Authorization", tc.header)
 			}
@@ -179,7 +179,7 @@ func TestAuth(t *testing.T) {
 			}
 		})
 	}
-	if n := e.up.fake.Calls("ok"); n != 2 {
+	if n := e.up.Fake.Calls("ok"); n != 2 {
 		t.Errorf("upstream received %d calls, want 2 (the valid keys only)", n)
 	}
 }
@@ -187,7 +187,7 @@ func TestAuth(t *testing.T) {
 func TestModelsEndpoint(t *testing.T) {
 	e := newEnv(t)
 	only := e.keys.add(t, func(k *apikey.Key) { k.AllowedModels = []string{"fake/ok", "fake/tools"} })
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/models", nil)
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer "+only)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -215,7 +215,7 @@ func TestBodyTooLarge(t *testing.T) {
 	if r.json().Get("error.message").String() == "" {
 		t.Errorf("413 without an error envelope: %s", r.body)
 	}
-	if n := e.up.fake.Calls("ok"); n != 0 {
+	if n := e.up.Fake.Calls("ok"); n != 0 {
 		t.Errorf("upstream called %d times for an oversized body", n)
 	}
 }

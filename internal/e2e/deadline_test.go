@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // TestDeadline: a chain that needs more time than the request's budget stops honestly — no
@@ -41,17 +43,17 @@ func TestDeadline(t *testing.T) {
 					t.Errorf("attempt %+v, want a failed timeout", a)
 				}
 			}
-			if n := e.up.fake.Calls("hang"); n != len(tries) {
+			if n := e.up.Fake.Calls("hang"); n != len(tries) {
 				t.Errorf("upstream received %d calls for %d reported attempts", n, len(tries))
 			}
-			for _, c := range e.up.recorded() {
+			for _, c := range e.up.Calls() {
 				select {
-				case end := <-c.end:
+				case end := <-c.Ended:
 					if over := end.Sub(start); over > budget+500*time.Millisecond {
-						t.Errorf("an attempt to %s lived %s, past the %s budget", c.model, over, budget)
+						t.Errorf("an attempt to %s lived %s, past the %s budget", c.Model(), over, budget)
 					}
 				case <-time.After(3 * time.Second):
-					t.Errorf("an upstream call to %s is still running after the answer", c.model)
+					t.Errorf("an upstream call to %s is still running after the answer", c.Model())
 				}
 			}
 		})
@@ -82,9 +84,9 @@ func TestClientDisconnect(t *testing.T) {
 				req := chatBody(t, []string{tc.model, "fake/ok"}, tc.stream, patient)
 				_ = doQuiet(ctx, e, req, firstFrame)
 			}()
-			var call *upstreamCall
+			var call gatewaykit.UpstreamCall
 			select {
-			case call = <-e.up.calls:
+			case call = <-e.up.Arrivals:
 			case <-time.After(clientBound):
 				t.Fatal("the upstream never received the call")
 			}
@@ -98,11 +100,11 @@ func TestClientDisconnect(t *testing.T) {
 			}
 			cancel()
 			select {
-			case <-call.ctx.Done():
+			case <-call.Ctx.Done():
 			case <-time.After(3 * time.Second):
 				t.Fatal("the upstream call was still open 3 s after the caller left")
 			}
-			if n := e.up.fake.Calls("ok"); n != 0 {
+			if n := e.up.Fake.Calls("ok"); n != 0 {
 				t.Errorf("a caller that left must not cause a failover; fake/ok received %d calls", n)
 			}
 		})

@@ -115,7 +115,7 @@ func runFault(t *testing.T, tc faultCase) {
 		wantServed = last.Model
 	}
 	failedOver := len(tc.attempts) > 1
-	nextCalls := e.up.fake.Calls("ok")
+	nextCalls := e.up.Fake.Calls("ok")
 	if failedOver && nextCalls != 1 {
 		t.Errorf("fake/ok received %d calls, want 1", nextCalls)
 	}

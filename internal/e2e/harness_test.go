@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -16,11 +14,8 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
 
@@ -33,64 +28,6 @@ const clientBound = 15 * time.Second
 
 // fast keeps fault tests quick: an attempt gets 1 s, a stream's first token 500 ms.
 const fast = `{"timeout_ms":1000,"first_token_timeout_ms":500}`
-
-// upstreamCall is one request the fake upstream received.
-type upstreamCall struct {
-	model string
-	body  []byte          // as received
-	ctx   context.Context // the upstream request's context: done when the gateway let go
-	start time.Time
-	end   chan time.Time // receives when the handler returned
-}
-
-// upstream is openaifake behind an httptest server, observed: every call is announced on calls.
-type upstream struct {
-	fake  *openaifake.Server
-	srv   *httptest.Server
-	calls chan *upstreamCall
-
-	mu  sync.Mutex
-	all []*upstreamCall
-}
-
-func newUpstream(t *testing.T) *upstream {
-	t.Helper()
-	u := &upstream{fake: openaifake.New(slowFirstToken), calls: make(chan *upstreamCall, 64)}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		c := &upstreamCall{model: gjson.GetBytes(body, "model").String(), body: body, ctx: r.Context(), start: time.Now(), end: make(chan time.Time, 1)}
-		u.mu.Lock()
-		u.all = append(u.all, c)
-		u.mu.Unlock()
-		select {
-		case u.calls <- c:
-		default:
-		}
-		defer func() { c.end <- time.Now() }()
-		u.fake.ServeHTTP(w, r)
-	}))
-	t.Cleanup(u.srv.Close)
-	return u
-}
-
-// lastBody is the body of the last request model received.
-func (u *upstream) lastBody(model string) []byte {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for i := len(u.all) - 1; i >= 0; i-- {
-		if u.all[i].model == model {
-			return u.all[i].body
-		}
-	}
-	return nil
-}
-
-func (u *upstream) recorded() []*upstreamCall {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]*upstreamCall(nil), u.all...)
-}
 
 // keyStore is an in-memory identity.KeyFinder.
 type keyStore struct {
@@ -134,20 +71,20 @@ type envConfig struct {
 
 // env is one assembled gateway in front of its own fake upstream.
 type env struct {
-	up     *upstream
-	gw     *gateway.Gateway
-	srv    *httptest.Server
-	keys   *keyStore
-	secret string // a plain, usable key
+	up          *gatewaykit.Upstream
+	upstreamURL string // the fake's base URL, with /v1
+	url         string // the gateway's
+	keys        *keyStore
+	secret      string // a plain, usable key
 }
 
-// Fault models are "fake/<behaviour>"; "down/refused" points at a closed port; "fake/hang-2" and
+// Fault models are "fake/<behaviour>" at upstreamURL (with /v1); "down/refused" points at a closed port; "fake/hang-2" and
 // "fake/hang-3" are more hanging models, for chains of distinct names.
 func testCatalog(t *testing.T, upstreamURL string) *catalog.Catalog {
 	t.Helper()
 	c := &catalog.Catalog{
 		Providers: map[string]catalog.ProviderConfig{
-			"fake": {Type: "openai", BaseURL: upstreamURL + "/v1"},
+			"fake": {Type: "openai", BaseURL: upstreamURL},
 			"down": {Type: "openai", BaseURL: "http://" + closedPort(t) + "/v1"},
 		},
 		Models: map[string]*catalog.Model{},
@@ -184,22 +121,12 @@ func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &env{up: newUpstream(t), keys: &keyStore{keys: map[string]*apikey.Key{}}}
-	gw, err := gateway.New(gateway.Deps{
-		Catalog:    testCatalog(t, e.up.srv.URL),
-		Providers:  adapters.Factories(),
-		Credential: func(string) string { return "" },
-		Keys:       e.keys,
-		Budget:     cfg.budget,
-		MaxBody:    cfg.maxBody,
-		Engine:     chain.Engine{Reserve: 100 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.gw = gw
-	e.srv = httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(e.srv.Close)
+	up := gatewaykit.NewUpstream(openaifake.New(slowFirstToken))
+	up.Arrivals = make(chan gatewaykit.UpstreamCall, 64)
+	e := &env{up: up, upstreamURL: up.Serve(t, "fake"), keys: &keyStore{keys: map[string]*apikey.Key{}}}
+	deps := gatewaykit.Deps(testCatalog(t, e.upstreamURL), e.keys)
+	deps.Budget, deps.MaxBody, deps.Engine.Reserve = cfg.budget, cfg.maxBody, 100*time.Millisecond
+	e.url = gatewaykit.Bare(t, deps)
 	e.secret = e.keys.add(t, nil)
 	return e
 }
@@ -255,7 +182,7 @@ func (e *env) do(t *testing.T, ctx context.Context, secret, body string) *result
 	}
 	ctx, cancel := context.WithTimeout(ctx, clientBound)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +298,7 @@ func gjsonIDs(body string) []string {
 // doQuiet sends body and reads whatever comes until ctx ends; errors are expected and ignored.
 // firstFrame, when not nil, is closed once the first data frame has arrived.
 func doQuiet(ctx context.Context, e *env, body string, firstFrame chan struct{}) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
 		return err
 	}

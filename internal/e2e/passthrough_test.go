@@ -54,7 +54,7 @@ func TestPassthrough(t *testing.T) {
 				// usage chunk is still withheld (checked in TestFaults), its other options kept.
 				want["stream_options"] = map[string]any{"include_usage": true, "x_opt": float64(1)}
 			}
-			first, second := e.up.lastBody("error-500"), e.up.lastBody("ok")
+			first, second := e.up.LastBody("error-500"), e.up.LastBody("ok")
 			for model, got := range map[string][]byte{"error-500": first, "ok": second} {
 				want["model"] = model
 				if g := decode(t, got); !reflect.DeepEqual(g, want) {
@@ -95,7 +95,7 @@ func TestStreamPassthrough(t *testing.T) {
 				t.Fatalf("status %d frames %q", r.status, r.frames)
 			}
 			// Ask the provider directly, as the gateway did.
-			direct := directStream(t, e, e.up.lastBody(tc.model))
+			direct := directStream(t, e, e.up.LastBody(tc.model))
 			if !tc.usage {
 				direct = direct[:len(direct)-1] // the usage chunk the gateway asked for is withheld
 			}
@@ -148,7 +148,7 @@ func btoi(b bool) int {
 // directStream posts body to the fake upstream and returns its chunk payloads ([DONE] excluded).
 func directStream(t *testing.T, e *env, body []byte) []string {
 	t.Helper()
-	resp, err := http.Post(e.up.srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(string(body)))
+	resp, err := http.Post(e.upstreamURL+"/chat/completions", "application/json", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestOnBehalfOfNeedsAdmin(t *testing.T) {
 	if r.status != http.StatusForbidden || r.json().Get("error.param").Str != "user_id" {
 		t.Fatalf("status %d %s, want 403 naming user_id", r.status, r.body)
 	}
-	if n := e.up.fake.Calls("ok"); n != 0 {
+	if n := e.up.Fake.Calls("ok"); n != 0 {
 		t.Errorf("upstream called %d times, want 0", n)
 	}
 }
@@ -216,7 +216,7 @@ func TestFieldsTheTranslatorsNeedAreChecked(t *testing.T) {
 	if r.status != 400 || r.json().Get("error.param").Str != "messages[1]" {
 		t.Errorf("a message that is not an object: status %d %s, want 400 naming messages[1]", r.status, r.body)
 	}
-	if n := e.up.fake.Calls("ok"); n != 0 {
+	if n := e.up.Fake.Calls("ok"); n != 0 {
 		t.Errorf("upstream called %d times for invalid requests, want 0", n)
 	}
 }

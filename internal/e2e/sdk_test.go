@@ -14,7 +14,7 @@ import (
 
 // sdkClient is the official OpenAI Go SDK pointed at the gateway, as a user would configure it.
 func sdkClient(e *env, secret string) openai.Client {
-	return openai.NewClient(option.WithBaseURL(e.srv.URL+"/v1"), option.WithAPIKey(secret), option.WithMaxRetries(0))
+	return openai.NewClient(option.WithBaseURL(e.url+"/v1"), option.WithAPIKey(secret), option.WithMaxRetries(0))
 }
 
 func sdkParams(model string) openai.ChatCompletionNewParams {

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // BenchmarkLocalPlain is one plain chat request through the local gateway as `make run` serves
@@ -14,17 +16,17 @@ import (
 // in-process fake upstream. Its allocations per request are the figure to watch (the client's and
 // the fake's are in them too, the same in every run); `make bench` measures the real process.
 func BenchmarkLocalPlain(b *testing.B) {
-	g := startLocalGateway(b, "", nil)
+	g := gatewaykit.ServeFakes(b, "", gatewaykit.Unvalidated())
 	// A key's limit is at most 1000 a minute: a fresh key every 900 requests.
 	const perKey = 900
 	keys := []string{}
-	if status, _, body := g.call(b, "PUT", "/admin/users/bench", g.admin, `{"monthlyPoints":100000000}`); status != 200 {
+	if status, _, body := g.Call(b, "PUT", "/admin/users/bench", g.Admin, `{"monthlyPoints":100000000}`); status != 200 {
 		b.Fatalf("setting the bench user's points: %d %s", status, body.Raw)
 	}
 	for range 10 {
-		keys = append(keys, g.newKey(b, `{"name":"bench","userId":"bench","rateLimit":{"requestsPerMinute":1000,"requestsPerHour":10000},"dailyLimit":100000,"monthlyLimit":100000}`))
+		keys = append(keys, g.NewKey(b, `{"name":"bench","userId":"bench","rateLimit":{"requestsPerMinute":1000,"requestsPerHour":10000},"dailyLimit":100000,"monthlyLimit":100000}`))
 	}
-	body := chatBody(`"model":"other/ok"`)
+	body := gatewaykit.ChatBody(`"model":"other/ok"`)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
@@ -32,7 +34,7 @@ func BenchmarkLocalPlain(b *testing.B) {
 	for b.Loop() {
 		key := keys[n/perKey%len(keys)]
 		n++
-		req, _ := http.NewRequest("POST", g.url+"/v1/chat/completions", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", g.URL+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
 		res, err := client.Do(req)
 		if err != nil {

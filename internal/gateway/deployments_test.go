@@ -16,10 +16,8 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // deployEnv is a gateway whose models are served by deployments on two providers, "east" and
@@ -57,15 +55,10 @@ func newDeployEnv(t *testing.T) *deployEnv {
 		SMLTPPolicies: json.RawMessage(`{"internal": {"regions": ["eu"], "mode": "enforce"}}`),
 	}
 	obs := &recorder{done: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Observer: obs,
-		Engine: chain.Engine{Reserve: 10 * time.Millisecond, Picker: chain.NewPicker(2026)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(srv.Close)
-	return &deployEnv{hedgeEnv: hedgeEnv{url: srv.URL, obs: obs}, east: east, west: west}
+	deps := gatewaykit.Deps(cat, oneKey{})
+	deps.Observer = obs
+	deps.Engine.Picker = chain.NewPicker(2026)
+	return &deployEnv{hedgeEnv: hedgeEnv{url: gatewaykit.Bare(t, deps), obs: obs}, east: east, west: west}
 }
 
 // deployLines is a report as "provider:status:reason" per line, each line checked to name model.

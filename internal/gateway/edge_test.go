@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
 
@@ -28,17 +28,17 @@ var chatBodies = []string{"POST /v1/chat/completions", "POST /chat/completions",
 // JSON object, a repeated key and (but on the chat bodies) an unknown field are a 400 naming
 // what is wrong.
 func TestEveryRouteAnswersTheSameMistakeTheSameWay(t *testing.T) {
-	g := newLocalGateway(t, "")
+	g := gatewaykit.ServeFakes(t, "")
 	allowed := map[string][]string{}
-	for _, p := range g.routes {
+	for _, p := range g.Routes {
 		if method, path, ok := strings.Cut(p, " "); ok {
 			allowed[path] = append(allowed[path], method)
 		}
 	}
 	if len(allowed) < 20 {
-		t.Fatalf("only %d paths in the route table %v", len(allowed), g.routes)
+		t.Fatalf("only %d paths in the route table %v", len(allowed), g.Routes)
 	}
-	for _, p := range g.routes {
+	for _, p := range g.Routes {
 		method, path, ok := strings.Cut(p, " ")
 		if !ok {
 			continue // the console: pages for people, answering its own paths
@@ -52,7 +52,7 @@ func TestEveryRouteAnswersTheSameMistakeTheSameWay(t *testing.T) {
 					break
 				}
 			}
-			status, h, body := g.call(t, wrong, url, g.admin, "")
+			status, h, body := g.Call(t, wrong, url, g.Admin, "")
 			allow := strings.Split(h.Get("Allow"), ", ")
 			slices.Sort(allow)
 			want := slices.Sorted(slices.Values(allowed[path]))
@@ -77,7 +77,7 @@ func TestEveryRouteAnswersTheSameMistakeTheSameWay(t *testing.T) {
 				if tc.name == "unknown field" && slices.Contains(chatBodies, p) {
 					continue
 				}
-				status, h, body := g.call(t, method, url, g.admin, tc.body)
+				status, h, body := g.Call(t, method, url, g.Admin, tc.body)
 				if status != tc.status {
 					t.Errorf("%s %s with %s: status %d %s, want %d", method, url, tc.name, status, body.Raw, tc.status)
 				}
@@ -134,8 +134,8 @@ func checkEnvelope(t *testing.T, path string, h http.Header, body gjson.Result, 
 // The mux's redirect to a cleaned path carries a request id like every other answer.
 func TestPathCleaningRedirectCarriesARequestID(t *testing.T) {
 	// Not validated against docs/openapi.yaml: an uncleaned path is in no document.
-	srv := localservertest.Serve(t, &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
-		localservertest.Env(), nil)
+	srv := gatewaykit.Serve(t, &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
+		gatewaykit.Env(), gatewaykit.Unvalidated())
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, _ := http.NewRequest("GET", srv.URL+"/v1//models", bytes.NewReader(nil))
 	res, err := client.Do(req)

@@ -9,12 +9,8 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
 
@@ -24,19 +20,13 @@ func TestFailoverExtensionsThroughTheGateway(t *testing.T) {
 	up := httptest.NewServer(fake)
 	defer up.Close()
 	windows := map[string]int{"context-length": 8000, "ok": 4000, "tools": 100000, "error-429-retry-after": 8000}
-	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}}, Models: map[string]*catalog.Model{}}
-	for _, m := range openaifake.Models {
-		cat.Models["fake/"+m] = &catalog.Model{Name: "fake/" + m, Provider: "fake", Upstream: m, ContextWindow: windows[m]}
+	cat := gatewaykit.OneFake(up.URL+"/v1", openaifake.Models...)
+	for _, m := range cat.Models {
+		m.ContextWindow = windows[m.Upstream]
 	}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	defer srv.Close()
+	url := gatewaykit.Bare(t, gatewaykit.Deps(cat, oneKey{}))
 	post := func(body string) (int, gjson.Result) {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/secureai-gateway/gateway/verify"
 	"github.com/tidwall/gjson"
 )
@@ -20,20 +21,20 @@ import (
 // exact bytes the provider received; only a provider that opted in receives it; the serving
 // attempt's token id is the bundle id, and the signed receipt lists every attempt.
 func TestEveryAttemptIsAGovernedCall(t *testing.T) {
-	g := newLocalGateway(t, "")
-	_, _, jwks := g.call(t, "GET", "/.well-known/jwks.json", "", "")
+	g := gatewaykit.ServeFakes(t, "")
+	_, _, jwks := g.Call(t, "GET", "/.well-known/jwks.json", "", "")
 	keys, err := verify.StaticJWKS([]byte(jwks.Raw))
 	if err != nil {
 		t.Fatalf("JWKS %s: %v", jwks.Raw, err)
 	}
 	for _, stream := range []bool{false, true} {
-		before := len(g.up.recorded())
-		body := chatBody(`"models":["fake/error-500","other/error-429","fake/ok"]`)
+		before := len(g.Upstream.Calls())
+		body := gatewaykit.ChatBody(`"models":["fake/error-500","other/error-429","fake/ok"]`)
 		if stream {
 			body = strings.Replace(body, `{`, `{"stream":true,`, 1)
 		}
-		req, _ := http.NewRequest("POST", g.url+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+g.admin)
+		req, _ := http.NewRequest("POST", g.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+g.Admin)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -48,32 +49,32 @@ func TestEveryAttemptIsAGovernedCall(t *testing.T) {
 		if res.StatusCode != 200 || !strings.HasPrefix(bundle, "set_") {
 			t.Fatalf("stream=%v: status %d, bundle id %q: %s", stream, res.StatusCode, bundle, raw)
 		}
-		calls := g.up.recorded()[before:]
+		calls := g.Upstream.Calls()[before:]
 		if len(calls) != 3 {
 			t.Fatalf("stream=%v: %d upstream calls, want 3", stream, len(calls))
 		}
 		v := &verify.Verifier{Keys: keys, Audience: "fake", Replay: verify.NewMemoryReplayCache(100)}
 		var jtis []string
 		for i, c := range calls {
-			tok := c.header.Get(verify.Header)
-			if c.provider == "other" {
+			tok := c.Header.Get(verify.Header)
+			if c.Provider == "other" {
 				if tok != "" {
 					t.Errorf("stream=%v: a provider that did not opt in received the token", stream)
 				}
 				continue
 			}
 			model := []string{"fake/error-500", "", "fake/ok"}[i]
-			claims, err := v.Verify(context.Background(), tok, model, c.body)
+			claims, err := v.Verify(context.Background(), tok, model, c.Body)
 			if err != nil {
 				t.Fatalf("stream=%v: attempt %d token does not verify against the JWKS and the bytes received: %v", stream, i, err)
 			}
-			sum := sha256.Sum256(c.body)
+			sum := sha256.Sum256(c.Body)
 			if claims.BodySHA256 != hex.EncodeToString(sum[:]) || claims.Subject == "" || claims.PolicyHash == "" {
 				t.Errorf("stream=%v: claims %+v", stream, claims)
 			}
 			jtis = append(jtis, claims.ID)
 			// One byte changed: refused.
-			if _, err := (&verify.Verifier{Keys: keys, Audience: "fake", Replay: verify.NewMemoryReplayCache(10)}).Verify(context.Background(), tok, model, append([]byte(" "), c.body...)); err == nil {
+			if _, err := (&verify.Verifier{Keys: keys, Audience: "fake", Replay: verify.NewMemoryReplayCache(10)}).Verify(context.Background(), tok, model, append([]byte(" "), c.Body...)); err == nil {
 				t.Errorf("stream=%v: a token verified for a body it was not minted for", stream)
 			}
 		}
@@ -82,7 +83,7 @@ func TestEveryAttemptIsAGovernedCall(t *testing.T) {
 		}
 
 		// The receipt: a compact JWS any JOSE library verifies against the JWKS.
-		status, _, rec := g.call(t, "GET", "/receipts/"+bundle, g.admin, "")
+		status, _, rec := g.Call(t, "GET", "/receipts/"+bundle, g.Admin, "")
 		if status != 200 {
 			t.Fatalf("receipt: %d %s", status, rec.Raw)
 		}
@@ -111,11 +112,11 @@ func TestEveryAttemptIsAGovernedCall(t *testing.T) {
 		}
 	}
 	// The receipt is the requesting key's alone; a missing or oversized id is a 400.
-	other := g.newKey(t, `{"name":"other"}`)
-	if status, _, _ := g.call(t, "GET", "/receipts/"+strings.Repeat("x", 129), other, ""); status != 400 {
+	other := g.NewKey(t, `{"name":"other"}`)
+	if status, _, _ := g.Call(t, "GET", "/receipts/"+strings.Repeat("x", 129), other, ""); status != 400 {
 		t.Errorf("over-128-character id: %d, want 400", status)
 	}
-	if status, _, _ := g.call(t, "GET", "/receipts/set_doesnotexist", other, ""); status != 404 {
+	if status, _, _ := g.Call(t, "GET", "/receipts/set_doesnotexist", other, ""); status != 404 {
 		t.Errorf("unknown bundle id: %d, want 404", status)
 	}
 }
@@ -124,32 +125,32 @@ func TestEveryAttemptIsAGovernedCall(t *testing.T) {
 // attempt; an open circuit breaker refuses with 503 — both deliberate blocks: no upstream call,
 // no failover.
 func TestDeliberateBlocksSendNothing(t *testing.T) {
-	g := newLocalGateway(t, `{"eu-only":{"regions":["eu"],"mode":"enforce"}}`)
-	key := g.newKey(t, `{"name":"k","userId":"u1","allowedSMLTPPolicies":["public","eu-only"]}`)
+	g := gatewaykit.ServeFakes(t, `{"eu-only":{"regions":["eu"],"mode":"enforce"}}`)
+	key := g.NewKey(t, `{"name":"k","userId":"u1","allowedSMLTPPolicies":["public","eu-only"]}`)
 
-	status, _, body := g.call(t, "POST", "/v1/chat/completions", key, `{"models":["other/ok","fake/ok"],"smltp_policy":"eu-only","messages":[{"role":"user","content":"hi"}]}`)
+	status, _, body := g.Call(t, "POST", "/v1/chat/completions", key, `{"models":["other/ok","fake/ok"],"smltp_policy":"eu-only","messages":[{"role":"user","content":"hi"}]}`)
 	msg := body.Get("error.message").String()
 	if status != 403 || !strings.Contains(msg, "other/ok") || !strings.Contains(msg, "region") {
 		t.Errorf("enforced denial: %d %s; want 403 naming the model and the rule", status, body.Raw)
 	}
-	if n := len(g.up.recorded()); n != 0 {
+	if n := len(g.Upstream.Calls()); n != 0 {
 		t.Fatalf("%d upstream calls for a chain the policy refused", n)
 	}
 
-	if status, _, b := g.call(t, "POST", "/admin/circuit-breakers", g.admin, `{"subjectType":"user","subjectId":"u1","reason":"incident","durationSeconds":120}`); status/100 != 2 {
+	if status, _, b := g.Call(t, "POST", "/admin/circuit-breakers", g.Admin, `{"subjectType":"user","subjectId":"u1","reason":"incident","durationSeconds":120}`); status/100 != 2 {
 		t.Fatalf("opening a breaker: %d %s", status, b.Raw)
 	}
-	status, header, body := g.call(t, "POST", "/chat/completions", key, `{"index":"Zero-Knowledge","prompt":"hi","models":["fake/error-500","fake/ok"]}`)
+	status, header, body := g.Call(t, "POST", "/chat/completions", key, `{"index":"Zero-Knowledge","prompt":"hi","models":["fake/error-500","fake/ok"]}`)
 	if status != 503 || header.Get("Retry-After") == "" || body.Get("success").Bool() {
 		t.Errorf("open breaker: %d Retry-After %q %s; want 503 with Retry-After", status, header.Get("Retry-After"), body.Raw)
 	}
-	if n := len(g.up.recorded()); n != 0 {
+	if n := len(g.Upstream.Calls()); n != 0 {
 		t.Errorf("%d upstream calls while the breaker was open", n)
 	}
-	if status, _, _ := g.call(t, "DELETE", "/admin/circuit-breakers/user/u1", g.admin, ""); status/100 != 2 {
+	if status, _, _ := g.Call(t, "DELETE", "/admin/circuit-breakers/user/u1", g.Admin, ""); status/100 != 2 {
 		t.Fatalf("closing the breaker: %d", status)
 	}
-	if status, _, body := g.call(t, "POST", "/chat/completions", key, `{"index":"Zero-Knowledge","prompt":"hi","model":"fake/ok"}`); status != 200 {
+	if status, _, body := g.Call(t, "POST", "/chat/completions", key, `{"index":"Zero-Knowledge","prompt":"hi","model":"fake/ok"}`); status != 200 {
 		t.Errorf("after closing: %d %s", status, body.Raw)
 	}
 }
@@ -157,19 +158,19 @@ func TestDeliberateBlocksSendNothing(t *testing.T) {
 // POST /policy-check agrees with the real call: for each case, the dry run and then the call;
 // allowed matches success, and a refusal's status is the call's status.
 func TestPolicyCheckAgreesWithTheCall(t *testing.T) {
-	g := newLocalGateway(t, `{"eu-only":{"regions":["eu"],"mode":"enforce"}}`)
-	key := g.newKey(t, `{"name":"k","userId":"u2","allowedModels":["fake/ok","fake/error-500","other/ok"],"allowedSMLTPPolicies":["public","internal","eu-only"]}`)
-	broke := g.newKey(t, `{"name":"broke","userId":"broke"}`)
-	if status, _, b := g.call(t, "PUT", "/admin/users/broke", g.admin, `{"monthlyPoints":0}`); status != 200 {
+	g := gatewaykit.ServeFakes(t, `{"eu-only":{"regions":["eu"],"mode":"enforce"}}`)
+	key := g.NewKey(t, `{"name":"k","userId":"u2","allowedModels":["fake/ok","fake/error-500","other/ok"],"allowedSMLTPPolicies":["public","internal","eu-only"]}`)
+	broke := g.NewKey(t, `{"name":"broke","userId":"broke"}`)
+	if status, _, b := g.Call(t, "PUT", "/admin/users/broke", g.Admin, `{"monthlyPoints":0}`); status != 200 {
 		t.Fatalf("setting the user: %d %s", status, b.Raw)
 	}
 	// Issue 21 item 6: a key whose breaker is open, and one whose day is spent.
-	contained := g.newKey(t, `{"name":"contained","userId":"contained"}`)
-	if status, _, b := g.call(t, "POST", "/admin/circuit-breakers", g.admin, `{"subjectType":"user","subjectId":"contained","reason":"incident","durationSeconds":600}`); status/100 != 2 {
+	contained := g.NewKey(t, `{"name":"contained","userId":"contained"}`)
+	if status, _, b := g.Call(t, "POST", "/admin/circuit-breakers", g.Admin, `{"subjectType":"user","subjectId":"contained","reason":"incident","durationSeconds":600}`); status/100 != 2 {
 		t.Fatalf("opening the breaker: %d %s", status, b.Raw)
 	}
-	spent := g.newKey(t, `{"name":"spent","userId":"spent","dailyLimit":1}`)
-	if status, _, b := g.call(t, "POST", "/v1/chat/completions", spent, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`); status != 200 {
+	spent := g.NewKey(t, `{"name":"spent","userId":"spent","dailyLimit":1}`)
+	if status, _, b := g.Call(t, "POST", "/v1/chat/completions", spent, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`); status != 200 {
 		t.Fatalf("the spent key's one request of the day: %d %s", status, b.Raw)
 	}
 	for _, tc := range []struct {
@@ -189,19 +190,19 @@ func TestPolicyCheckAgreesWithTheCall(t *testing.T) {
 		{"daily limit spent", spent, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			calls := len(g.up.recorded())
-			status, _, dry := g.call(t, "POST", "/policy-check", tc.key, tc.body)
+			calls := len(g.Upstream.Calls())
+			status, _, dry := g.Call(t, "POST", "/policy-check", tc.key, tc.body)
 			if status != 200 || !dry.Get("dry_run").Bool() {
 				t.Fatalf("policy-check: %d %s", status, dry.Raw)
 			}
-			if n := len(g.up.recorded()); n != calls {
+			if n := len(g.Upstream.Calls()); n != calls {
 				t.Fatalf("the dry run called a provider")
 			}
 			path := "/v1/chat/completions"
 			if strings.Contains(tc.body, `"index"`) {
 				path = "/chat/completions"
 			}
-			real, _, body := g.call(t, "POST", path, tc.key, tc.body)
+			real, _, body := g.Call(t, "POST", path, tc.key, tc.body)
 			allowed := dry.Get("allowed").Bool()
 			if allowed != (real == 200) {
 				t.Fatalf("dry run allowed=%v, the call answered %d %s\ndry run: %s", allowed, real, body.Raw, dry.Raw)
@@ -226,8 +227,8 @@ func TestPolicyCheckAgreesWithTheCall(t *testing.T) {
 // What a key may spend: its request limits (exact, then a 429 with reset_time, Retry-After and an
 // api:limit_reached audit entry), billing of the served model only, revocation at once locally.
 func TestLimitsBillingAndRevocation(t *testing.T) {
-	g := newLocalGateway(t, "")
-	key := g.newKey(t, `{"name":"limited","userId":"u3","rateLimit":{"requestsPerMinute":3}}`)
+	g := gatewaykit.ServeFakes(t, "")
+	key := g.NewKey(t, `{"name":"limited","userId":"u3","rateLimit":{"requestsPerMinute":3}}`)
 	// Windows are calendar minutes: start early in one, so the four requests share it even on a
 	// slow machine.
 	if now := time.Now(); now.Second() >= 40 {
@@ -235,17 +236,17 @@ func TestLimitsBillingAndRevocation(t *testing.T) {
 	}
 	body := `{"index":"Zero-Knowledge","prompt":"hi","models":["fake/error-500","fake/ok"]}`
 	for i := range 3 {
-		if status, _, b := g.call(t, "POST", "/chat/completions", key, body); status != 200 {
+		if status, _, b := g.Call(t, "POST", "/chat/completions", key, body); status != 200 {
 			t.Fatalf("request %d: %d %s", i+1, status, b.Raw)
 		}
 	}
-	status, header, refused := g.call(t, "POST", "/chat/completions", key, body)
+	status, header, refused := g.Call(t, "POST", "/chat/completions", key, body)
 	if status != 429 || refused.Get("error").String() != "Rate limit exceeded: too many requests per minute" ||
 		!refused.Get("reset_time").Exists() || header.Get("Retry-After") == "" || len(refused.Get("attempts").Array()) != 0 {
 		t.Errorf("over the limit: %d Retry-After %q %s", status, header.Get("Retry-After"), refused.Raw)
 	}
 	// Three failovers from a 5-point model to a 1-point one bill 3 points, not 18.
-	_, _, usage := g.call(t, "GET", "/usage", key, "")
+	_, _, usage := g.Call(t, "GET", "/usage", key, "")
 	if used := usage.Get("points.used").Int(); used != 3 {
 		t.Errorf("points used %d after three served requests of a 1-point model, want 3: %s", used, usage.Raw)
 	}
@@ -254,7 +255,7 @@ func TestLimitsBillingAndRevocation(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, _, logs := g.call(t, "GET", "/admin/audit-logs?type=api:limit_reached", g.admin, "")
+		_, _, logs := g.Call(t, "GET", "/admin/audit-logs?type=api:limit_reached", g.Admin, "")
 		if len(logs.Get("logs").Array()) == 1 {
 			break
 		}
@@ -265,23 +266,23 @@ func TestLimitsBillingAndRevocation(t *testing.T) {
 	}
 
 	// Revocation takes effect on the next request.
-	_, _, listed := g.call(t, "GET", "/admin/api-keys", g.admin, "")
+	_, _, listed := g.Call(t, "GET", "/admin/api-keys", g.Admin, "")
 	var id string
 	for _, k := range listed.Get("apiKeys").Array() {
 		if k.Get("name").String() == "limited" {
 			id = k.Get("id").String()
 		}
 	}
-	if status, _, b := g.call(t, "DELETE", "/admin/api-keys/"+id, g.admin, ""); status != 200 {
+	if status, _, b := g.Call(t, "DELETE", "/admin/api-keys/"+id, g.Admin, ""); status != 200 {
 		t.Fatalf("revoke %q: %d %s", id, status, b.Raw)
 	}
-	if status, _, _ := g.call(t, "GET", "/usage", key, ""); status != 401 {
+	if status, _, _ := g.Call(t, "GET", "/usage", key, ""); status != 401 {
 		t.Errorf("a revoked key: %d, want 401", status)
 	}
-	if status, _, _ := g.call(t, "GET", "/admin/api-keys", g.newKey(t, `{"name":"plain"}`), ""); status != 403 {
+	if status, _, _ := g.Call(t, "GET", "/admin/api-keys", g.NewKey(t, `{"name":"plain"}`), ""); status != 403 {
 		t.Errorf("admin route with a normal key: %d, want 403", status)
 	}
-	if status, _, _ := g.call(t, "GET", "/admin/api-keys", "", ""); status != 401 {
+	if status, _, _ := g.Call(t, "GET", "/admin/api-keys", "", ""); status != 401 {
 		t.Errorf("admin route without a key: %d, want 401", status)
 	}
 }
@@ -289,18 +290,18 @@ func TestLimitsBillingAndRevocation(t *testing.T) {
 // SPEC 7: a request refused for its quota is counted in no window (the ledger counts the request
 // and holds its reservation in one step, or neither).
 func TestAQuotaRefusalIsCountedInNoWindow(t *testing.T) {
-	g := newLocalGateway(t, "")
-	broke := g.newKey(t, `{"name":"broke","userId":"broke-too"}`)
-	if status, _, b := g.call(t, "PUT", "/admin/users/broke-too", g.admin, `{"monthlyPoints":0}`); status != 200 {
+	g := gatewaykit.ServeFakes(t, "")
+	broke := g.NewKey(t, `{"name":"broke","userId":"broke-too"}`)
+	if status, _, b := g.Call(t, "PUT", "/admin/users/broke-too", g.Admin, `{"monthlyPoints":0}`); status != 200 {
 		t.Fatalf("setting the user: %d %s", status, b.Raw)
 	}
 	for range 2 {
-		status, _, b := g.call(t, "POST", "/v1/chat/completions", broke, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`)
+		status, _, b := g.Call(t, "POST", "/v1/chat/completions", broke, `{"model":"fake/ok","messages":[{"role":"user","content":"hi"}]}`)
 		if status != 402 || b.Get("error.code").String() != "points_exhausted" {
 			t.Fatalf("a user with no points: %d %s", status, b.Raw)
 		}
 	}
-	_, _, usage := g.call(t, "GET", "/usage", broke, "")
+	_, _, usage := g.Call(t, "GET", "/usage", broke, "")
 	for _, w := range []string{"requests_per_minute", "requests_per_hour"} {
 		if used := usage.Get("api_key.rate_limit." + w + ".used"); !used.Exists() || used.Int() != 0 {
 			t.Errorf("%s used = %s after two quota refusals, want 0: %s", w, used.Raw, usage.Raw)

@@ -12,13 +12,10 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
 
@@ -35,23 +32,14 @@ func newHedgeEnv(t *testing.T, slow ...int) *hedgeEnv {
 	fake := openaifake.New(300 * time.Millisecond)
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
-	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}}, Models: map[string]*catalog.Model{}}
 	names := append([]string(nil), openaifake.Models...)
 	for _, ms := range slow {
 		names = append(names, openaifake.SlowPrefix+strconv.Itoa(ms))
 	}
-	for _, m := range names {
-		cat.Models["fake/"+m] = &catalog.Model{Name: "fake/" + m, Provider: "fake", Upstream: m}
-	}
 	obs := &recorder{done: make(chan struct{}, 16)}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(srv.Close)
-	return &hedgeEnv{url: srv.URL, fake: fake, obs: obs}
+	deps := gatewaykit.Deps(gatewaykit.OneFake(up.URL+"/v1", names...), oneKey{})
+	deps.Observer = obs
+	return &hedgeEnv{url: gatewaykit.Bare(t, deps), fake: fake, obs: obs}
 }
 
 var hedgeSurfaces = []struct{ name, path, extra, report string }{
@@ -222,7 +210,7 @@ func TestHedgeAfterOutOfRangeIsRefused(t *testing.T) {
 // hedged — the chain waits for the slow model, and the report says why — while one who can pay
 // for both is, and the cancelled attempt costs no points (points count answers).
 func TestAHedgeNeedsItsQuota(t *testing.T) {
-	g := newLocalGateway(t, "")
+	g := gatewaykit.ServeFakes(t, "")
 	body := `{"models":["fake/slow-first-token","fake/ok"],"redundancy":{"hedge_after_ms":100},"messages":[{"role":"user","content":"hi"}]}`
 	for _, tc := range []struct {
 		points     int
@@ -234,12 +222,12 @@ func TestAHedgeNeedsItsQuota(t *testing.T) {
 		{2, "fake/slow-first-token:cancelled:hedge_lost: fake/ok:served::", true, 1},
 	} {
 		user := "hedger-" + strconv.Itoa(tc.points)
-		key := g.newKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
-		if status, _, b := g.call(t, "PUT", "/admin/users/"+user, g.admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
+		key := g.NewKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
+		if status, _, b := g.Call(t, "PUT", "/admin/users/"+user, g.Admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
 			t.Fatalf("setting the user: %d %s", status, b.Raw)
 		}
-		okCalls := g.up.fake.Calls("ok")
-		status, _, b := g.call(t, "POST", "/v1/chat/completions", key, body)
+		okCalls := g.Upstream.Fake.Calls("ok")
+		status, _, b := g.Call(t, "POST", "/v1/chat/completions", key, body)
 		var got []string
 		for _, a := range b.Get("secureai.failover.attempts").Array() {
 			got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
@@ -247,10 +235,10 @@ func TestAHedgeNeedsItsQuota(t *testing.T) {
 		if status != 200 || strings.Join(got, " ") != tc.report {
 			t.Errorf("%d points: %d report %q, want %q\n%s", tc.points, status, strings.Join(got, " "), tc.report, b.Raw)
 		}
-		if called := g.up.fake.Calls("ok") > okCalls; called != tc.calledOK {
+		if called := g.Upstream.Fake.Calls("ok") > okCalls; called != tc.calledOK {
 			t.Errorf("%d points: the hedge model called: %v, want %v", tc.points, called, tc.calledOK)
 		}
-		if _, _, usage := g.call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != tc.pointsUsed {
+		if _, _, usage := g.Call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != tc.pointsUsed {
 			t.Errorf("%d points: used %d, want %d: %s", tc.points, usage.Get("points.used").Int(), tc.pointsUsed, usage.Raw)
 		}
 	}
@@ -259,7 +247,7 @@ func TestAHedgeNeedsItsQuota(t *testing.T) {
 // When the hedge too is slow, the primary is dropped for the third model (still two at a time),
 // and each hedge is held and paid for: a key that can pay for one hedge but not two keeps both.
 func TestASecondHedgeReplacesThePrimary(t *testing.T) {
-	g := newLocalGateway(t, "")
+	g := gatewaykit.ServeFakes(t, "")
 	// Both slow models send their first token after 300 ms; the second hedge starts at 200 ms.
 	body := `{"models":["fake/slow-first-token","other/slow-first-token","fake/ok"],"redundancy":{"hedge_after_ms":100},"messages":[{"role":"user","content":"hi"}]}`
 	for _, tc := range []struct {
@@ -271,12 +259,12 @@ func TestASecondHedgeReplacesThePrimary(t *testing.T) {
 		{3, "fake/slow-first-token:cancelled:hedge_lost: other/slow-first-token:cancelled:hedge_lost: fake/ok:served::", true},
 	} {
 		user := "second-hedger-" + strconv.Itoa(tc.points)
-		key := g.newKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
-		if status, _, b := g.call(t, "PUT", "/admin/users/"+user, g.admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
+		key := g.NewKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
+		if status, _, b := g.Call(t, "PUT", "/admin/users/"+user, g.Admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
 			t.Fatalf("setting the user: %d %s", status, b.Raw)
 		}
-		okCalls := g.up.fake.Calls("ok")
-		status, _, b := g.call(t, "POST", "/v1/chat/completions", key, body)
+		okCalls := g.Upstream.Fake.Calls("ok")
+		status, _, b := g.Call(t, "POST", "/v1/chat/completions", key, body)
 		var got []string
 		for _, a := range b.Get("secureai.failover.attempts").Array() {
 			got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
@@ -284,11 +272,11 @@ func TestASecondHedgeReplacesThePrimary(t *testing.T) {
 		if status != 200 || strings.Join(got, " ") != tc.report {
 			t.Errorf("%d points: %d report %q, want %q\n%s", tc.points, status, strings.Join(got, " "), tc.report, b.Raw)
 		}
-		if called := g.up.fake.Calls("ok") > okCalls; called != tc.calledOK {
+		if called := g.Upstream.Fake.Calls("ok") > okCalls; called != tc.calledOK {
 			t.Errorf("%d points: the third model called: %v, want %v", tc.points, called, tc.calledOK)
 		}
 		// Points count answers: one, whichever served; the holds of the hedges are given back.
-		if _, _, usage := g.call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != 1 || usage.Get("points.remaining").Int() != int64(tc.points-1) {
+		if _, _, usage := g.Call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != 1 || usage.Get("points.remaining").Int() != int64(tc.points-1) {
 			t.Errorf("%d points: %s, want 1 used and the rest remaining", tc.points, usage.Get("points").Raw)
 		}
 	}
@@ -297,14 +285,14 @@ func TestASecondHedgeReplacesThePrimary(t *testing.T) {
 // A key's failoverDefaults may hedge: an admin sets hedge_after_ms (clamped into its range), and a
 // request naming the first default model is hedged with the next.
 func TestAKeysDefaultsHedge(t *testing.T) {
-	g := newLocalGateway(t, "")
-	key := g.newKey(t, `{"name":"hedged","failoverDefaults":{"models":["fake/hang","fake/ok"],"hedge_after_ms":1}}`)
-	status, _, b := g.call(t, "POST", "/v1/chat/completions", key, `{"model":"fake/hang","messages":[{"role":"user","content":"hi"}]}`)
+	g := gatewaykit.ServeFakes(t, "")
+	key := g.NewKey(t, `{"name":"hedged","failoverDefaults":{"models":["fake/hang","fake/ok"],"hedge_after_ms":1}}`)
+	status, _, b := g.Call(t, "POST", "/v1/chat/completions", key, `{"model":"fake/hang","messages":[{"role":"user","content":"hi"}]}`)
 	a := b.Get("secureai.failover.attempts").Array()
 	if status != 200 || len(a) != 2 || a[0].Get("reason").String() != "hedge_lost" || a[1].Get("status").String() != "served" || !a[1].Get("hedge").Bool() {
 		t.Fatalf("%d %s", status, b.Raw)
 	}
-	_, _, listed := g.call(t, "GET", "/admin/api-keys", g.admin, "")
+	_, _, listed := g.Call(t, "GET", "/admin/api-keys", g.Admin, "")
 	found := false
 	for _, k := range listed.Get("apiKeys").Array() {
 		if k.Get("name").String() == "hedged" {

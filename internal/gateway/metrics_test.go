@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // GET /metrics on the local server, scraped after a served request and a failover and parsed by
@@ -16,9 +17,9 @@ import (
 // attempts by status — and no series is labelled with the key or its user. Only an admin key
 // may scrape it.
 func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
-	g := newLocalGateway(t, "")
-	key := g.newKey(t, `{"name":"metered","userId":"u-metered"}`)
-	_, _, listed := g.call(t, "GET", "/admin/api-keys", g.admin, "")
+	g := gatewaykit.ServeFakes(t, "")
+	key := g.NewKey(t, `{"name":"metered","userId":"u-metered"}`)
+	_, _, listed := g.Call(t, "GET", "/admin/api-keys", g.Admin, "")
 	var keyID string
 	for _, k := range listed.Get("apiKeys").Array() {
 		if k.Get("name").String() == "metered" {
@@ -29,7 +30,7 @@ func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
 		t.Fatalf("no key id in %s", listed.Raw)
 	}
 	for _, chain := range []string{`"model":"fake/ok"`, `"model":"fake/error-500","fallback_models":["fake/ok"]`} {
-		if status, _, body := g.call(t, "POST", "/v1/chat/completions", key, chatBody(chain)); status != 200 {
+		if status, _, body := g.Call(t, "POST", "/v1/chat/completions", key, gatewaykit.ChatBody(chain)); status != 200 {
 			t.Fatalf("chat %s: %d %s", chain, status, body.Raw)
 		}
 	}
@@ -38,12 +39,12 @@ func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
 		key  string
 		want int
 	}{{"", 401}, {key, 403}} {
-		if status, _, _ := g.call(t, "GET", "/metrics", c.key, ""); status != c.want {
+		if status, _, _ := g.Call(t, "GET", "/metrics", c.key, ""); status != c.want {
 			t.Errorf("GET /metrics with key %q: %d, want %d", c.key, status, c.want)
 		}
 	}
-	req, _ := http.NewRequest("GET", g.url+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+g.admin)
+	req, _ := http.NewRequest("GET", g.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+g.Admin)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
 	// the key, its id or its user.
 	allowed := []string{"surface", "outcome", "from_model", "to_model", "reason", "model", "provider", "status",
 		"direction", "limit", "scope", "cause", "fate"}
-	secrets := []string{key, keyID, "u-metered", g.admin}
+	secrets := []string{key, keyID, "u-metered", g.Admin}
 	for name, f := range families {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {

@@ -3,13 +3,15 @@ package gateway_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // GET /v1/models/{id} answers as OpenAI's does: the model, or a 404 in the OpenAI envelope when
 // this key may not use it — with the id's slash escaped or not.
 func TestGetOneModel(t *testing.T) {
-	g := newLocalGateway(t, "")
-	key := g.newKey(t, `{"name":"m","allowedModels":["fake/ok"]}`)
+	g := gatewaykit.ServeFakes(t, "")
+	key := g.NewKey(t, `{"name":"m","allowedModels":["fake/ok"]}`)
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -19,7 +21,7 @@ func TestGetOneModel(t *testing.T) {
 		{"/v1/models/fake/tools", 404}, // exists, not for this key
 		{"/v1/models/nope/nope", 404},
 	} {
-		status, _, body := g.call(t, "GET", tc.path, key, "")
+		status, _, body := g.Call(t, "GET", tc.path, key, "")
 		if status != tc.status {
 			t.Errorf("%s: %d %s, want %d", tc.path, status, body.Raw, tc.status)
 			continue

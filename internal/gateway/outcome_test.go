@@ -13,15 +13,11 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
-	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // recorder is an Observer that keeps everything it is told.
@@ -55,13 +51,7 @@ func newOutcomeEnv(t *testing.T) *outcomeEnv {
 	t.Helper()
 	up := httptest.NewServer(openaifake.New(300 * time.Millisecond))
 	t.Cleanup(up.Close)
-	cat := &catalog.Catalog{
-		Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}},
-		Models:    map[string]*catalog.Model{},
-	}
-	for _, m := range openaifake.Models {
-		cat.Models["fake/"+m] = &catalog.Model{Name: "fake/" + m, Provider: "fake", Upstream: m}
-	}
+	cat := gatewaykit.OneFake(up.URL+"/v1", openaifake.Models...)
 	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,15 +64,9 @@ func newOutcomeEnv(t *testing.T) *outcomeEnv {
 		t.Fatal(err)
 	}
 	obs := &recorder{done: make(chan struct{}, 16)}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: store,
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Observer: obs,
-		Idempotency: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	t.Cleanup(srv.Close)
-	return &outcomeEnv{url: srv.URL, secret: secret, keyID: key.ID, obs: obs}
+	deps := gatewaykit.Deps(cat, store)
+	deps.Observer, deps.Idempotency = obs, store
+	return &outcomeEnv{url: gatewaykit.Bare(t, deps), secret: secret, keyID: key.ID, obs: obs}
 }
 
 // TestOutcomeExactlyOnce: every way a completion can end reaches the observer once, with the

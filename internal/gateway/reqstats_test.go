@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
 
@@ -14,20 +15,20 @@ import (
 // (last day and week) once the counts are written (every 200 ms in tests). The exchanges are
 // validated against the API description.
 func TestRequestsOverTime(t *testing.T) {
-	g := newLocalGateway(t, "")
+	g := gatewaykit.ServeFakes(t, "")
 	for _, c := range []struct{ path, body string }{
-		{"/v1/chat/completions", chatBody(`"model":"fake/ok"`)},
-		{"/v1/chat/completions", chatBody(`"model":"fake/ok"`)},
-		{"/v1/chat/completions", chatBody(`"model":"fake/error-500"`)},
+		{"/v1/chat/completions", gatewaykit.ChatBody(`"model":"fake/ok"`)},
+		{"/v1/chat/completions", gatewaykit.ChatBody(`"model":"fake/ok"`)},
+		{"/v1/chat/completions", gatewaykit.ChatBody(`"model":"fake/error-500"`)},
 		{"/chat/completions", `{"index":"Zero-Knowledge","prompt":"hi","model":"fake/ok"}`},
 	} {
-		g.call(t, "POST", c.path, g.admin, c.body)
+		g.Call(t, "POST", c.path, g.Admin, c.body)
 	}
 	var hour gjson.Result
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var status int
-		status, _, hour = g.call(t, "GET", "/admin/stats/requests?range=hour", g.admin, "")
+		status, _, hour = g.Call(t, "GET", "/admin/stats/requests?range=hour", g.Admin, "")
 		if status != http.StatusOK {
 			t.Fatalf("GET /admin/stats/requests: %d %s", status, hour.Raw)
 		}
@@ -50,18 +51,18 @@ func TestRequestsOverTime(t *testing.T) {
 		name    string
 		buckets int
 	}{{"day", 24}, {"week", 168}} {
-		status, _, body := g.call(t, "GET", "/admin/stats/requests?range="+r.name, g.admin, "")
+		status, _, body := g.Call(t, "GET", "/admin/stats/requests?range="+r.name, g.Admin, "")
 		if status != http.StatusOK || len(body.Get("buckets").Array()) != r.buckets || body.Get("resolution").String() != "hour" ||
 			body.Get("total").Int() != 4 || body.Get("served").Int() != 3 || body.Get("failed").Int() != 1 {
 			t.Errorf("range=%s: %d %s, want %d hour buckets counting 3 served and 1 failed", r.name, status, body.Raw, r.buckets)
 		}
 	}
-	if status, _, body := g.call(t, "GET", "/admin/stats/requests?range=year", g.admin, ""); status != http.StatusBadRequest ||
+	if status, _, body := g.Call(t, "GET", "/admin/stats/requests?range=year", g.Admin, ""); status != http.StatusBadRequest ||
 		!strings.Contains(body.Get("message").String(), "hour, day, week") {
 		t.Errorf("range=year: %d %s, want a 400 naming the ranges", status, body.Raw)
 	}
-	key := g.newKey(t, `{"name":"plain"}`)
-	if status, _, _ := g.call(t, "GET", "/admin/stats/requests", key, ""); status != http.StatusForbidden {
+	key := g.NewKey(t, `{"name":"plain"}`)
+	if status, _, _ := g.Call(t, "GET", "/admin/stats/requests", key, ""); status != http.StatusForbidden {
 		t.Errorf("a normal key read the request stats: %d, want 403", status)
 	}
 }

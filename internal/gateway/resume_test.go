@@ -15,11 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/identity"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
-	"github.com/secureai-gateway/gateway/internal/provider/adapters"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/tidwall/gjson"
 )
 
@@ -82,7 +79,7 @@ func (u *resumeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// "cut" (and the others once broken): the connection ends with no finish and no [DONE].
 }
 
-func newResumeGateway(t *testing.T) (*gateway.Gateway, *resumeUpstream) {
+func newResumeGateway(t *testing.T) (string, *resumeUpstream) {
 	t.Helper()
 	up := &resumeUpstream{continuations: make(chan []byte, 4)}
 	srv := httptest.NewServer(up)
@@ -91,12 +88,7 @@ func newResumeGateway(t *testing.T) (*gateway.Gateway, *resumeUpstream) {
 	for _, m := range []string{"cut", "stall", "malformed", "tool", "cont", "refuse", "plain"} {
 		cat.Models["p/"+m] = &catalog.Model{Name: "p/" + m, Provider: "p", Upstream: m, ContinuePrefix: m == "cont" || m == "refuse"}
 	}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gw, up
+	return gatewaykit.Bare(t, gatewaykit.Deps(cat, oneKey{})), up
 }
 
 // oneKey admits any well-formed key.
@@ -124,7 +116,7 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 	} {
 		for _, surface := range []string{"openai", "classic"} {
 			t.Run(surface+"/"+tc.name, func(t *testing.T) {
-				gw, up := newResumeGateway(t)
+				url, up := newResumeGateway(t)
 				path, body := "/v1/chat/completions", `{"messages":[{"role":"user","content":"count"}],`
 				if surface == "classic" {
 					path, body = "/chat/completions", `{"index":"Zero-Knowledge","prompt":"count",`
@@ -134,9 +126,7 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 					body += `,"stream_options":{"include_usage":true}`
 				}
 				body += `}`
-				srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-				defer srv.Close()
-				req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+				req, _ := http.NewRequest("POST", url+path, strings.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
 				res, err := http.DefaultClient.Do(req)
 				if err != nil {
@@ -247,10 +237,8 @@ func mustJSON(s string) string {
 // The official OpenAI Go SDK reads a resumed stream as one answer: the whole text, and the
 // report of the resume on its last chunk.
 func TestResumeThroughTheOpenAISDK(t *testing.T) {
-	gw, _ := newResumeGateway(t)
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	defer srv.Close()
-	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(apikey.NewSecret()), option.WithMaxRetries(0))
+	url, _ := newResumeGateway(t)
+	client := openai.NewClient(option.WithBaseURL(url+"/v1"), option.WithAPIKey(apikey.NewSecret()), option.WithMaxRetries(0))
 	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 		Model: "p/cut", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("count")}},
 		option.WithJSONSet("fallback_models", []string{"p/cont"}),
@@ -324,14 +312,10 @@ func TestResumeOnAnthropic(t *testing.T) {
 		"p/cut":         {Name: "p/cut", Provider: "p", Upstream: "cut"},
 		"claude/sonnet": {Name: "claude/sonnet", Provider: "claude", Upstream: "claude-sonnet", ContinuePrefix: true},
 	}}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "test-key" }, Keys: oneKey{},
-		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(openapitest.Handler(t, gw.Mux()))
-	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(
+	deps := gatewaykit.Deps(cat, oneKey{})
+	deps.Credential = func(string) string { return "test-key" }
+	url := gatewaykit.Bare(t, deps)
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(
 		`{"models":["p/cut","claude/sonnet"],"stream":true,"redundancy":{"on_interrupt":"resume"},"messages":[{"role":"user","content":"count"}]}`))
 	req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
 	res, err := http.DefaultClient.Do(req)

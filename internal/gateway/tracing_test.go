@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/localserver/localservertest"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/tracing/otlptest"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -48,8 +48,8 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 	receiver := otlptest.New(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 
-	up := &recordingUpstream{fake: openaifake.New(0)}
-	fakeSrv, slowSrv := httptest.NewServer(up.handler("fake")), httptest.NewServer(http.HandlerFunc(slowSecondToken))
+	up := gatewaykit.NewUpstream(openaifake.New(0))
+	fakeSrv, slowSrv := httptest.NewServer(up.Handler("fake")), httptest.NewServer(http.HandlerFunc(slowSecondToken))
 	defer fakeSrv.Close()
 	defer slowSrv.Close()
 	cat := &catalog.Catalog{
@@ -63,9 +63,9 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 			"slow/ok":        {Name: "slow/ok", Provider: "slow", Upstream: "slow-1"},
 		},
 	}
-	env := localservertest.Env()
+	env := gatewaykit.Env()
 	env.Tracing = tracing.Config{OTLP: true}
-	srv := localservertest.Serve(t, cat, env, nil)
+	srv := gatewaykit.Serve(t, cat, env, gatewaykit.Unvalidated())
 	secret := srv.Admin
 
 	const prompt = "the secret prompt text 4711"
@@ -130,7 +130,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		{failed[0], "fake/error-500", 0, map[string]string{"secureai.attempt.status": "failed", "secureai.failover.reason": "server_error", "error.type": "server_error"}, false, true},
 		{served[0], "fake/ok", 1, map[string]string{"secureai.attempt.status": "served", "gen_ai.response.model": "ok"}, true, false},
 	}
-	calls := up.recorded()
+	calls := up.Calls()
 	if len(calls) != 2 {
 		t.Fatalf("the provider got %d calls, want 2", len(calls))
 	}
@@ -161,7 +161,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 			t.Errorf("%s: usage %v / %v, want the provider's counts", w.model, a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"])
 		}
 		// The provider was told this attempt's span as the parent, in the caller's trace.
-		if tp, want := calls[i].header.Get("Traceparent"), "00-"+callerTrace+"-"+hexID(s.SpanId)+"-01"; tp != want {
+		if tp, want := calls[i].Header.Get("Traceparent"), "00-"+callerTrace+"-"+hexID(s.SpanId)+"-01"; tp != want {
 			t.Errorf("%s: the provider got traceparent %q, want %q", w.model, tp, want)
 		}
 	}
