@@ -38,7 +38,8 @@ type Call struct {
 	once      sync.Once
 
 	// Governance state (controls.go).
-	models        []*catalog.Model // each target's catalog entry (its deployment's), in order
+	routes        []catalog.Route  // where each target's attempts go, resolved once by Open, in order
+	models        []*catalog.Model // each route's catalog entry (its deployment's), in order
 	verdicts      []policy.Verdict
 	reservation   *billing.Reservation
 	hedgeHolds    []*billing.Reservation // the quota held for each hedge started (hedge_after_ms)
@@ -83,12 +84,22 @@ func (c *Call) prepare() error {
 	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
 		return err
 	}
-	if c.Plan, c.models, err = c.svc.checkModels(c.key, c.Plan); err != nil {
+	if c.Plan, c.routes, err = c.svc.checkModels(c.key, c.Plan); err != nil {
 		return err
 	}
+	c.models = modelsOf(c.routes)
 	// After the chain, in the order a dry run reports its checks (DryRun).
 	c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), "")
 	return err
+}
+
+// modelsOf is each route's catalog entry, in order: what policy, limits and billing check.
+func modelsOf(routes []catalog.Route) []*catalog.Model {
+	models := make([]*catalog.Model, len(routes))
+	for i, r := range routes {
+		models[i] = r.Model
+	}
+	return models
 }
 
 // Outcome is how a completion ended, told to the observer exactly once per request.

@@ -302,12 +302,17 @@ func billingUsage(u *provider.Usage) *billing.Usage {
 // modelOf is the catalog entry a report line's attempt was sent to: its deployment's, for a
 // model served by several, whose price is then the deployment's when it has one.
 func (c *Call) modelOf(line chain.Attempt) *catalog.Model {
-	for i, t := range c.Plan.Targets {
-		if t.Model == line.Model && t.Provider == line.Provider {
-			return c.models[i]
+	return c.routeOf(chain.Target{Model: line.Model, Provider: line.Provider}).Model
+}
+
+// routeOf is where t's attempts go, as Open resolved it: its model's route, or its deployment's.
+func (c *Call) routeOf(t chain.Target) catalog.Route {
+	for i, pt := range c.Plan.Targets {
+		if pt.Model == t.Model && pt.Provider == t.Provider {
+			return c.routes[i]
 		}
 	}
-	return c.models[0]
+	return c.routes[0]
 }
 
 // receipt is the signed record of a served request: the policy and its verdict, every attempt

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/policycheck"
@@ -47,13 +46,13 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 		return out
 	}
 	out.Models = c.Plan.Models()
-	var models []*catalog.Model
-	c.Plan, models, err = s.checkModels(c.key, c.Plan)
+	c.Plan, c.routes, err = s.checkModels(c.key, c.Plan)
 	if err != nil {
 		skipped()
 		out.ModelAccess = err
 		return out
 	}
+	models := modelsOf(c.routes)
 	if b := s.Controls.Breakers; b != nil {
 		out.Breaker = b.Check(ctx, c.key) // reads only: a violation is counted by the real call
 	}
