@@ -23,6 +23,9 @@ type Input struct {
 	Policy  string // smltp_policy as sent; "" when none
 	UserID  string // on-behalf-of user; "" when none
 	Stream  bool
+	// MaxTokens is the output the request allows (the larger of max_tokens and
+	// max_completion_tokens), read by the surface in its one pass over the body; 0 when unset.
+	MaxTokens int
 }
 
 // Call is a completion admitted to run: its caller, its resolved chain and its policy. Run it

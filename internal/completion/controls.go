@@ -17,7 +17,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/receipt"
-	"github.com/tidwall/gjson"
 )
 
 // Controls make every completion a governed call (SPEC 7–9): what a key may spend, which policy
@@ -149,8 +148,7 @@ func (c *Call) admit(ctx context.Context) error {
 // estimate is what the reservation assumes: the prompt's tokens from its size, and max_tokens of
 // output.
 func (c *Call) estimate() billing.Estimate {
-	f := gjson.GetManyBytes(c.Input.Body, "max_tokens", "max_completion_tokens")
-	return billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: int(max(f[0].Int(), f[1].Int()))}
+	return billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: c.Input.MaxTokens}
 }
 
 // BillingFallback reports whether a user-completions key is paying by usage-by-model for this
