@@ -80,20 +80,33 @@ func (c *Call) prepare() error {
 		return fault.New(fault.Forbidden, "Access denied", "user_id: only an admin API key may act on behalf of another user").
 			WithCode("on_behalf_of_denied").WithParam("user_id")
 	}
-	spec, err := chain.ParseSpec(c.Input.Body)
-	if err != nil {
-		return err
+	if invalid, denied := c.resolveChain(); invalid != nil {
+		return invalid
+	} else if denied != nil {
+		return denied
 	}
-	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
-		return err
-	}
-	if c.Plan, c.routes, err = c.svc.checkModels(c.key, c.Plan); err != nil {
-		return err
-	}
-	c.models = modelsOf(c.routes)
 	// After the chain, in the order a dry run reports its checks (DryRun).
+	var err error
 	c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), "")
 	return err
+}
+
+// resolveChain resolves the call's chain from its body and checks every model of it, keeping
+// each target's route: the one step Open and DryRun share for the chain. invalid is a chain the
+// body spells wrong; denied, a model the key may not use or that cannot be called.
+func (c *Call) resolveChain() (invalid, denied error) {
+	spec, err := chain.ParseSpec(c.Input.Body)
+	if err == nil {
+		c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings)
+	}
+	if err != nil {
+		return err, nil
+	}
+	if c.Plan, c.routes, err = c.svc.checkModels(c.key, c.Plan); err != nil {
+		return nil, err
+	}
+	c.models = modelsOf(c.routes)
+	return nil, nil
 }
 
 // modelsOf is each route's catalog entry, in order: what policy, limits and billing check.
