@@ -20,7 +20,7 @@ func Example() {
 	// --- stand-in for the gateway: its JWKS and one minted token ---
 	ks, _ := signing.NewKeyset(time.Now())
 	signer, _ := signing.NewSigner(ks, entitlement.Type)
-	gw := httptest.NewServer(signer.JWKSHandler())
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(signer.JWKS()) }))
 	defer gw.Close()
 	body := `{"model":"llama-3-8b","messages":[{"role":"user","content":"hi"}]}`
 	tok, _ := (&entitlement.Minter{Signer: signer}).Mint(entitlement.Attempt{

@@ -28,7 +28,7 @@ import (
 // FlushInterval is how often pending writes are committed; a crash loses at most this long's.
 const FlushInterval = 200 * time.Millisecond
 
-// WriteBehind is how long a write may stay uncommitted: what a crash can lose (receipt.Handler
+// WriteBehind is how long a write may stay uncommitted: what a crash can lose (accountapi.Receipts
 // tells a caller whose receipt is missing).
 func (s *Store) WriteBehind() time.Duration { return FlushInterval }
 

@@ -43,23 +43,23 @@ type streamError struct {
 }
 
 // stream serves a streamed answer: metadata (once the first token is secured), the provider's
-// chunks, usage, [DONE]. It reports whether the stream went out whole.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool {
+// chunks, usage, [DONE].
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) {
 	st, report, err := a.call.Stream(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, Render, err) // nothing was sent yet: a plain JSON error
-		return false
+		return
 	}
 	defer st.Close()
 	meta, err := json.Marshal(metadataFrame{Success: true, ID: a.id, Object: "chat.completion.chunk", Created: a.created,
 		Model: st.Served, Metadata: a.metadata(st.Served, report)})
 	if err != nil {
-		return false
+		return
 	}
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
 	if frame(out, metadataPrefix, meta) != nil {
-		return false
+		return
 	}
 	for {
 		c, err := st.Next()
@@ -68,19 +68,19 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool
 		}
 		if err != nil {
 			h.interrupted(r, out, err)
-			return false
+			return
 		}
 		if c.UsageOnly {
 			continue // the usage frame reports it
 		}
 		if chunk(out, c.Data, st.Served) != nil {
-			return false // the caller went away; Close cancels the upstream call
+			return // the caller went away; Close cancels the upstream call
 		}
 	}
 	if st.Usage != nil {
 		u, _ := json.Marshal(usageOf(*st.Usage))
 		if frame(out, usagePrefix, u) != nil {
-			return false
+			return
 		}
 	}
 	if st.Resumed() {
@@ -88,10 +88,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) bool
 		meta, _ := json.Marshal(metadataFrame{Success: true, ID: a.id, Object: "chat.completion.chunk", Created: a.created,
 			Model: st.Served, Metadata: a.metadata(st.Served, st.Report())})
 		if frame(out, metadataPrefix, meta) != nil {
-			return false
+			return
 		}
 	}
-	return out.Done() == nil
+	_ = out.Done()
 }
 
 // chunk writes a provider chunk as is, only its model replaced by the served model's name.

@@ -117,6 +117,26 @@ func TestSignInRefusesANormalKeyClearly(t *testing.T) {
 	}
 }
 
+// The sign-in body is read like every admin body: strictly, each refusal naming what is wrong.
+func TestSignInReadsItsBodyStrictly(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		body   string
+		status int
+		names  string
+	}{
+		{`{"key":"` + f.admin + `","remember":true}`, http.StatusBadRequest, "remember"},
+		{`{"key":"` + f.admin + `","key":"` + f.normal + `"}`, http.StatusBadRequest, "appears more than once"},
+		{`{"key":"` + f.admin + `"} {}`, http.StatusBadRequest, "after"},
+		{`{"key":"` + strings.Repeat("x", 5<<10) + `"}`, http.StatusRequestEntityTooLarge, "bytes"},
+	} {
+		w := f.do("POST", "http://127.0.0.1/console/session", tc.body, nil)
+		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.names) || len(w.Result().Cookies()) != 0 {
+			t.Errorf("sign-in with %.60s: %d %s, want %d naming %s and no cookie", tc.body, w.Code, w.Body, tc.status, tc.names)
+		}
+	}
+}
+
 func TestSessionCookieFlags(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
@@ -38,9 +38,9 @@ func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Key string `json:"key"`
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxSignInBody+1))
-	if err != nil || len(body) > maxSignInBody || json.Unmarshal(body, &in) != nil {
-		writeError(w, r, http.StatusBadRequest, "Invalid request", `send {"key": "sk-…"} as JSON`)
+	if err := httpapi.DecodeJSON(w, r, maxSignInBody, &in); err != nil {
+		f := fault.From(err)
+		writeError(w, r, httpapi.Status(f), f.Title, f.Message+`: send {"key": "sk-…"} as JSON`)
 		return
 	}
 	hash, err := apikey.Hash(strings.TrimSpace(in.Key))

@@ -3,16 +3,17 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/accountapi"
+	"github.com/secureai-gateway/gateway/internal/adminapi"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
 // Policies are the SMLTP policies: the built-in ones overlaid with the catalog's.
@@ -62,7 +63,6 @@ func (d Deps) settings() chain.Settings {
 }
 
 var (
-	adminRoutes   = []string{"/admin/"}
 	usageRoutes   = []string{"GET /usage"}
 	jwksRoutes    = []string{"GET /.well-known/jwks.json"}
 	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
@@ -75,35 +75,44 @@ func metricsEndpoint(d Deps) http.Handler {
 	return httpapi.Routes(classicapi.Render, endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, d.Metrics).ServeHTTP), metricsRoutes...)
 }
 
+// adminTable is the route table of every admin feature the Deps configure.
+func adminTable(d Deps) []httpapi.Route {
+	var routes []httpapi.Route
+	if d.KeyAdmin != nil {
+		routes = append(routes, (&adminapi.Keys{Service: d.KeyAdmin, Limits: d.Limits, KeyCacheTTL: d.KeyCacheTTL}).Routes()...)
+	}
+	if d.Breakers != nil {
+		routes = append(routes, adminapi.Breakers{Breakers: d.Breakers}.Routes()...)
+	}
+	if d.Webhooks != nil {
+		routes = append(routes, d.Webhooks.Routes()...)
+	}
+	return routes
+}
+
 // NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…
-// and /admin/audit-logs (each where its store is configured): admin keys
-// only (401 anonymous, 403 "Access denied" for a normal key), classic envelope.
+// and /admin/audit-logs (each where its store is configured): admin keys only (401 anonymous,
+// 403 "Access denied" for a normal key), classic envelope. The handler knows its routes
+// (routed.Routes), so the local server mounts exactly them.
 func NewAdmin(d Deps) (http.Handler, error) {
 	if d.KeyAdmin == nil && d.Breakers == nil && d.Webhooks == nil {
 		return nil, &OffError{"/admin", "the users, circuit-breakers or webhooks and audit tables"}
 	}
 	d = d.withDefaults()
-	mux := http.NewServeMux()
-	if d.KeyAdmin != nil {
-		keys := keyHandler(d).Admin()
-		mux.Handle("/admin/api-keys", keys)
-		mux.Handle("/admin/api-keys/", keys)
-		mux.Handle("/admin/users/", keys)
+	table := adminTable(d)
+	admin := func(h http.HandlerFunc) http.Handler {
+		return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, h).ServeHTTP)
 	}
-	if d.Breakers != nil {
-		a := breaker.Admin{Breakers: d.Breakers, Fail: classicapi.Render}
-		mux.HandleFunc("GET /admin/circuit-breakers", a.List)
-		mux.HandleFunc("POST /admin/circuit-breakers", a.Open)
-		mux.HandleFunc("DELETE /admin/circuit-breakers/{subjectType}/{subjectId}", a.Close)
-	}
-	if d.Webhooks != nil {
-		wh := *d.Webhooks // a copy: the caller's Handlers may serve another surface too
-		wh.Fail = classicapi.Render
-		wh.Register(mux)
-	}
-	mux.HandleFunc("/", httpapi.NotFound(classicapi.Render))
-	return endpoint(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, mux).ServeHTTP), nil
+	return routed{classicTable(admin, table), httpapi.Patterns(table)}, nil
 }
+
+// routed is an endpoint whose routes depend on what the Deps configure.
+type routed struct {
+	http.Handler
+	routes []string
+}
+
+func (r routed) Routes() []string { return r.routes }
 
 // NewUsage builds GET /usage: the calling key's quota, limits and spend.
 func NewUsage(d Deps) (http.Handler, error) {
@@ -111,12 +120,7 @@ func NewUsage(d Deps) (http.Handler, error) {
 		return nil, &OffError{"GET /usage", "the users and limits tables (SECUREAI_TABLE_USERS, SECUREAI_TABLE_LIMITS)"}
 	}
 	d = d.withDefaults()
-	return httpapi.Routes(classicapi.Render, readEndpoint(d, classicapi.Render, keyHandler(d).Usage().ServeHTTP), usageRoutes...), nil
-}
-
-// keyHandler serves the key and user admin routes and GET /usage, in the classic envelope.
-func keyHandler(d Deps) *keyadmin.Handler {
-	return &keyadmin.Handler{Service: d.KeyAdmin, Limits: d.Limits, Billing: d.Billing, Fail: classicapi.Render, KeyCacheTTL: d.KeyCacheTTL}
+	return classicTable(reader(d), (&accountapi.Usage{Limits: d.Limits, Billing: d.Billing}).Routes()), nil
 }
 
 // NewJWKS builds GET /.well-known/jwks.json: public, cacheable, no key needed.
@@ -124,7 +128,7 @@ func NewJWKS(d Deps) (http.Handler, error) {
 	if d.Signer == nil {
 		return nil, &OffError{"GET /.well-known/jwks.json", "the signing keyset (SECUREAI_SIGNING_SECRET_ARN)"}
 	}
-	return httpapi.Routes(classicapi.Render, d.Signer.JWKSHandler(), jwksRoutes...), nil
+	return httpapi.Routes(classicapi.Render, httpapi.Document("application/jwk-set+json", signing.JWKSCacheControl, d.Signer.JWKS()), jwksRoutes...), nil
 }
 
 // NewReceipts builds GET /receipts/{bundleId}: a served request's signed receipt, for the key
@@ -134,6 +138,15 @@ func NewReceipts(d Deps) (http.Handler, error) {
 		return nil, &OffError{"GET /receipts/{bundleId}", "the receipts table (SECUREAI_TABLE_RECEIPTS)"}
 	}
 	d = d.withDefaults()
-	h := receipt.Handler{Store: d.Receipts, Fail: classicapi.Render}
-	return httpapi.Routes(classicapi.Render, readEndpoint(d, classicapi.Render, h.ServeHTTP), receiptRoutes...), nil
+	return classicTable(reader(d), accountapi.Receipts{Store: d.Receipts}.Routes()), nil
+}
+
+// classicTable serves routes, each behind mw, in the classic envelope.
+func classicTable(mw func(http.HandlerFunc) http.Handler, routes []httpapi.Route) http.Handler {
+	return httpapi.WithRequestID(httpapi.Table(classicapi.Render, httpapi.Behind(classicapi.Render, mw, routes)...))
+}
+
+// reader puts a route that reads behind readEndpoint.
+func reader(d Deps) func(http.HandlerFunc) http.Handler {
+	return func(h http.HandlerFunc) http.Handler { return readEndpoint(d, classicapi.Render, h) }
 }

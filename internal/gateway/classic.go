@@ -27,6 +27,7 @@ func newGuard(d Deps) *idempotency.Guard {
 }
 
 func classicChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
-	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return httpapi.Routes(classicapi.Render, traced(d, classicChatRoutes[0], endpoint(d, classicapi.Render, h.Chat)), classicChatRoutes...)
+	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
+	chat := httpapi.Idempotent(guard, classicapi.Render, classicChatRoutes[0], d.MaxBody, http.HandlerFunc(h.Chat))
+	return httpapi.Routes(classicapi.Render, traced(d, classicChatRoutes[0], endpoint(d, classicapi.Render, chat.ServeHTTP)), classicChatRoutes...)
 }

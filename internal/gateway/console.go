@@ -16,12 +16,12 @@ func NewConsole(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	api := http.NewServeMux()
+	api := newRouteMux()
 	mount(api, models(d, router), modelsRoutes)
 	mount(api, openAIChat(d, svc, newGuard(d)), openAIChatRoutes)
 	mount(api, policyCheck(d, svc), policyCheckRoutes)
 	// The console needs both: its function's environment names their tables.
-	if err := mountBuilt(api, d, false, builder{NewAdmin, adminRoutes}, builder{NewUsage, usageRoutes}); err != nil {
+	if err := mountBuilt(api, d, false, builder{NewAdmin, nil}, builder{NewUsage, usageRoutes}); err != nil {
 		return nil, err
 	}
 	return consoleOver(d, api)

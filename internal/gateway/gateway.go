@@ -152,7 +152,7 @@ func NewClassicChat(d Deps) (http.Handler, error) {
 
 // Gateway holds every endpoint, built on one router, for the local server.
 type Gateway struct {
-	mux *http.ServeMux
+	mux *routeMux
 }
 
 // New builds the providers and every endpoint once; nothing here runs per request.
@@ -163,12 +163,12 @@ func New(d Deps) (*Gateway, error) {
 		return nil, err
 	}
 	guard := newGuard(d)
-	g := &Gateway{mux: http.NewServeMux()}
+	g := &Gateway{mux: newRouteMux()}
 	mount(g.mux, models(d, router), modelsRoutes)
 	mount(g.mux, openAIChat(d, svc, guard), openAIChatRoutes)
 	mount(g.mux, classicChat(d, svc, guard), classicChatRoutes)
 	mount(g.mux, policyCheck(d, svc), policyCheckRoutes)
-	err = mountBuilt(g.mux, d, true, builder{NewAdmin, adminRoutes}, builder{NewUsage, usageRoutes},
+	err = mountBuilt(g.mux, d, true, builder{NewAdmin, nil}, builder{NewUsage, usageRoutes},
 		builder{NewJWKS, jwksRoutes}, builder{NewReceipts, receiptRoutes}, builder{NewOpenAPI, openAPIRoutes})
 	if err != nil {
 		return nil, err
@@ -187,13 +187,23 @@ func New(d Deps) (*Gateway, error) {
 	return g, nil
 }
 
-func mount(mux *http.ServeMux, h http.Handler, routes []string) {
+// routeMux is a mux that remembers the routes mounted on it.
+type routeMux struct {
+	*http.ServeMux
+	routes []string
+}
+
+func newRouteMux() *routeMux { return &routeMux{ServeMux: http.NewServeMux()} }
+
+func mount(mux *routeMux, h http.Handler, routes []string) {
+	mux.routes = append(mux.routes, routes...)
 	for _, p := range httpapi.Paths(routes...) {
 		mux.Handle(p, h)
 	}
 }
 
-// builder builds an endpoint a deployment may leave off (an *OffError), and names its routes.
+// builder builds an endpoint a deployment may leave off (an *OffError), and names its routes
+// (nil: the handler names them, as its Routes method).
 type builder struct {
 	build  func(Deps) (http.Handler, error)
 	routes []string
@@ -201,7 +211,7 @@ type builder struct {
 
 // mountBuilt builds and mounts each endpoint on mux. With optional, one the deployment leaves
 // off is skipped; without, its *OffError is returned like any other.
-func mountBuilt(mux *http.ServeMux, d Deps, optional bool, bs ...builder) error {
+func mountBuilt(mux *routeMux, d Deps, optional bool, bs ...builder) error {
 	for _, b := range bs {
 		h, err := b.build(d)
 		var off *OffError
@@ -211,13 +221,22 @@ func mountBuilt(mux *http.ServeMux, d Deps, optional bool, bs ...builder) error 
 		case err != nil:
 			return err
 		}
-		mount(mux, h, b.routes)
+		routes := b.routes
+		if r, ok := h.(interface{ Routes() []string }); ok {
+			routes = r.Routes()
+		}
+		mount(mux, h, routes)
 	}
 	return nil
 }
 
-// Mux mounts every route, for the local server. Every response carries an X-Request-Id.
-func (g *Gateway) Mux() http.Handler { return g.mux }
+// Mux mounts every route, for the local server. Every response carries an X-Request-Id, the
+// mux's own redirect to a cleaned path included.
+func (g *Gateway) Mux() http.Handler { return httpapi.WithRequestID(g.mux) }
+
+// Routes are the routes the Mux serves ("METHOD /path"; the console's, which answers its own
+// paths, without a method).
+func (g *Gateway) Routes() []string { return g.mux.routes }
 
 // completions builds one provider per configured provider and the completion service on them.
 func completions(d Deps) (*completion.Service, *catalog.Router, error) {
@@ -253,8 +272,9 @@ func models(d Deps, list openaiapi.ModelLister) http.Handler {
 }
 
 func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
-	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log, Idempotency: guard}
-	return httpapi.Routes(openaiapi.Render, traced(d, openAIChatRoutes[0], endpoint(d, openaiapi.Render, h.Chat)), openAIChatRoutes...)
+	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
+	chat := httpapi.Idempotent(guard, openaiapi.Render, openAIChatRoutes[0], d.MaxBody, http.HandlerFunc(h.Chat))
+	return httpapi.Routes(openaiapi.Render, traced(d, openAIChatRoutes[0], endpoint(d, openaiapi.Render, chat.ServeHTTP)), openAIChatRoutes...)
 }
 
 // traced gives a chat route's requests their span when tracing is on.

@@ -61,9 +61,10 @@ func (u *recordingUpstream) recorded() []upstreamCall {
 // of fake providers: "fake" opts in to entitlement tokens, "other" does not. Models cost points:
 // fake/error-500 5, everything else 1.
 type localGateway struct {
-	url   string
-	admin string // the bootstrap admin key's secret
-	up    *recordingUpstream
+	url    string
+	admin  string // the bootstrap admin key's secret
+	up     *recordingUpstream
+	routes []string // every route it serves
 }
 
 func newLocalGateway(t testing.TB, policies string) *localGateway {
@@ -99,7 +100,7 @@ func startLocalGateway(t testing.TB, policies string, wrap func(http.Handler) ht
 		}
 	}
 	srv := localservertest.Serve(t, cat, localservertest.Env(), wrap)
-	return &localGateway{url: srv.URL, admin: srv.Admin, up: up}
+	return &localGateway{url: srv.URL, admin: srv.Admin, up: up, routes: srv.Routes}
 }
 
 // call sends body to path with the key and returns the status, headers and parsed body.

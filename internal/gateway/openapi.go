@@ -17,18 +17,13 @@ func NewOpenAPI(Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		_, _ = w.Write(doc)
-	})
-	return httpapi.Routes(classicapi.Render, h, openAPIRoutes...), nil
+	return httpapi.Routes(classicapi.Render, httpapi.Document("application/json", "public, max-age=300", doc), openAPIRoutes...), nil
 }
 
 // NewPublic builds the routes that need no key, GET /.well-known/jwks.json and GET /openapi.json,
 // on one handler: in the cloud they share the lightest function.
 func NewPublic(d Deps) (http.Handler, error) {
-	mux := http.NewServeMux()
+	mux := newRouteMux()
 	// The API description needs nothing configured: it is served even when the JWKS is off.
 	if err := mountBuilt(mux, d, true, builder{NewJWKS, jwksRoutes}, builder{NewOpenAPI, openAPIRoutes}); err != nil {
 		return nil, err

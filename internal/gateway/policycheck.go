@@ -25,11 +25,10 @@ func NewPolicyCheck(d Deps) (http.Handler, error) {
 }
 
 func policyCheck(d Deps, svc *completion.Service) http.Handler {
-	h := func(w http.ResponseWriter, r *http.Request) {
+	check := func(w http.ResponseWriter, r *http.Request) error {
 		body, err := httpapi.ReadJSONObject(w, r, d.MaxBody)
 		if err != nil {
-			classicapi.Render(w, r, err)
-			return
+			return err
 		}
 		in, invalid := chatInput(body)
 		// Each check's status is what the body's own surface would answer.
@@ -38,8 +37,9 @@ func policyCheck(d Deps, svc *completion.Service) http.Handler {
 			describe = openaiapi.Describe
 		}
 		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), describe))
+		return nil
 	}
-	return httpapi.Routes(classicapi.Render, readEndpoint(d, classicapi.Render, h), policyCheckRoutes...)
+	return classicTable(reader(d), []httpapi.Route{{Pattern: policyCheckRoutes[0], Handle: check}})
 }
 
 // chatInput reads a body of either chat surface: the classic one (it names an index or a

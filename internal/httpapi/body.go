@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +19,12 @@ import (
 
 // ReadJSONObject reads a request body of at most limit bytes that must be a JSON object. Under
 // BodyLimits (the local server) the body's bytes are first reserved from the in-flight budget and
-// must arrive by the read deadline: 503 and 408 otherwise.
+// must arrive by the read deadline: 503 and 408 otherwise. Behind Idempotent, it returns the body
+// Idempotent read.
 func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if body, ok := r.Context().Value(bodyKey{}).([]byte); ok {
+		return body, nil // read and checked already, by Idempotent
+	}
 	if r.ContentLength > limit { // refused before a byte is read or reserved
 		return nil, tooLarge(limit)
 	}
@@ -44,7 +50,7 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 	case err != nil:
 		return nil, fault.Invalid("", "could not read the request body")
 	case !gjson.ValidBytes(body) || !gjson.Parse(jsonview.String(body)).IsObject():
-		return nil, fault.Invalid("", "request body must be a JSON object")
+		return nil, notOneObject(body)
 	}
 	if err := checkText(body); err != nil {
 		return nil, err
@@ -53,6 +59,16 @@ func ReadJSONObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 		return nil, fault.Invalid(dup, fmt.Sprintf("field %q appears more than once", dup))
 	}
 	return body, nil
+}
+
+// notOneObject explains why body is not one JSON object; it runs only for a refused body.
+func notOneObject(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var first json.RawMessage
+	if dec.Decode(&first) == nil && gjson.ParseBytes(first).IsObject() {
+		return fault.Invalid("", fmt.Sprintf("request body must be one JSON object: unexpected data after it at byte %d", dec.InputOffset()))
+	}
+	return fault.Invalid("", "request body must be a JSON object")
 }
 
 func tooLarge(limit int64) error {

@@ -1,7 +1,10 @@
-// Package httpapi is the HTTP edge every endpoint shares: request ids, API key authentication,
-// body limits, the request budget, the status each error kind gets (SPEC section 11), and JSON and
-// SSE writing. Endpoints are plain http.Handlers that the local server and the Lambda functions
-// mount alike; who is calling travels on in package identity, not here.
+// Package httpapi is the HTTP edge every endpoint shares: the one handler shape (HandlerFunc,
+// returning the error that Table renders once in the route's envelope) and route tables that
+// answer 404 and 405 with Allow, request ids, API key authentication and the admin check, body
+// limits and the one strict JSON decode, Idempotency-Key replays, the request budget, the status
+// each error kind gets (SPEC section 11), and JSON and SSE writing. Endpoints are plain
+// http.Handlers that the local server and the Lambda functions mount alike; who is calling travels
+// on in package identity, not here.
 package httpapi
 
 import (

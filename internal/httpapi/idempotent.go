@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
@@ -30,53 +31,74 @@ func IdempotencyKey(r *http.Request) (string, error) {
 	return vals[0], nil
 }
 
-// Idempotent runs serve at most once per (API key, Idempotency-Key) of route. Only a whole
-// success is recorded: an error (validation never gets here; a 5xx, an exhausted chain, a
-// provider refusal) or a stream that broke off releases the key, so the caller's retry runs
-// afresh — nothing was billed, and a transient failure must not be replayed for 24 hours. A
-// stream is recorded as the exact SSE frames sent and replayed as such. serve reports whether its
-// answer went out whole. A nil guard refuses the request rather than risk running (and billing) a
-// repeat twice.
-func Idempotent(w http.ResponseWriter, r *http.Request, guard *idempotency.Guard, render Render, route, key string, body []byte, serve func(http.ResponseWriter) bool) {
-	if guard == nil {
-		render(w, r, fault.New(fault.NotImplemented, "Idempotency unavailable",
-			"this deployment has no idempotency store; resend without Idempotency-Key").WithCode("idempotency_unavailable"))
-		return
-	}
-	scope := identity.Key(r.Context()).ID
-	ticket, rec, err := guard.Begin(r.Context(), scope, key, idempotency.RequestHash(route, body))
-	switch {
-	case err != nil:
-		render(w, r, err)
-		return
-	case rec != nil:
-		replay(w, rec)
-		return
-	}
-
-	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
-	recorded := false
-	// The record is written even when the caller has left (its retry must find it), so the store
-	// calls outlive the request's cancellation.
-	storeCtx := context.WithoutCancel(r.Context())
-	defer func() {
-		// Also on a panic: a held key would otherwise block retries until its lease runs out.
-		if !recorded {
-			if err := ticket.Release(storeCtx); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
-				slog.ErrorContext(r.Context(), "idempotency release failed", "request_id", identity.RequestID(r.Context()), "err", err)
-			}
+// Idempotent runs next at most once per (API key, Idempotency-Key) of route; a request without
+// the header passes straight through. A repeat gets the recorded answer without next running
+// (nothing checked, attempted or billed again). Only a whole success is recorded: a non-2xx answer
+// (a refusal, a 5xx, an exhausted chain) or a stream that broke off before its [DONE] releases
+// the key, so the caller's retry runs afresh — nothing was billed, and a transient failure must
+// not be replayed for 24 hours. A stream is recorded as the exact SSE frames sent and replayed as
+// such. A nil guard refuses such requests rather than risk running (and billing) a repeat twice.
+// It goes inside Authenticate: the key's id scopes the record. next reads the body as usual
+// (ReadJSONObject hands it the body read here).
+func Idempotent(guard *idempotency.Guard, render Render, route string, maxBody int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header.Values("Idempotency-Key")) == 0 {
+			next.ServeHTTP(w, r)
+			return
 		}
-	}()
-	if !serve(rw) || rw.status/100 != 2 {
-		return
-	}
-	if err := ticket.Complete(storeCtx, rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
-		// Not recorded: release the key so a retry runs again instead of waiting out the lease.
-		slog.ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", identity.RequestID(r.Context()), "err", err)
-		return
-	}
-	recorded = true
+		key, err := IdempotencyKey(r)
+		if err != nil {
+			render(w, r, err)
+			return
+		}
+		if guard == nil {
+			render(w, r, fault.New(fault.NotImplemented, "Idempotency unavailable",
+				"this deployment has no idempotency store; resend without Idempotency-Key").WithCode("idempotency_unavailable"))
+			return
+		}
+		body, err := ReadJSONObject(w, r, maxBody)
+		if err != nil {
+			render(w, r, err)
+			return
+		}
+		ticket, rec, err := guard.Begin(r.Context(), identity.Key(r.Context()).ID, key, idempotency.RequestHash(route, body))
+		switch {
+		case err != nil:
+			render(w, r, err)
+			return
+		case rec != nil:
+			replay(w, rec)
+			return
+		}
+
+		rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
+		recorded := false
+		// The record is written even when the caller has left (its retry must find it), so the
+		// store calls outlive the request's cancellation.
+		storeCtx := context.WithoutCancel(r.Context())
+		defer func() {
+			// Also on a panic: a held key would otherwise block retries until its lease runs out.
+			if !recorded {
+				if err := ticket.Release(storeCtx); err != nil && !errors.Is(err, idempotency.ErrNotOwner) {
+					slog.ErrorContext(r.Context(), "idempotency release failed", "request_id", identity.RequestID(r.Context()), "err", err)
+				}
+			}
+		}()
+		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), bodyKey{}, body)))
+		if !rw.whole() {
+			return
+		}
+		if err := ticket.Complete(storeCtx, rw.status, rw.Header().Get("Content-Type"), rw.buf.Bytes()); err != nil {
+			// Not recorded: release the key so a retry runs again instead of waiting out the lease.
+			slog.ErrorContext(r.Context(), "idempotency record failed; a retry will run again", "request_id", identity.RequestID(r.Context()), "err", err)
+			return
+		}
+		recorded = true
+	})
 }
+
+// bodyKey holds the body Idempotent read, for the handler's ReadJSONObject.
+type bodyKey struct{}
 
 func replay(w http.ResponseWriter, rec *idempotency.Record) {
 	h := w.Header()
@@ -93,6 +115,17 @@ func replay(w http.ResponseWriter, rec *idempotency.Record) {
 type recorder struct {
 	StatusWriter
 	buf bytes.Buffer
+}
+
+// whole reports whether the answer is a success that went out whole: a 2xx, and for a stream
+// one that reached its [DONE] (a stream that broke off, or whose caller left, ends without it).
+// An answer sent in full is whole even if its caller left before reading it: served is served,
+// and a retry gets it back instead of running (and billing) again.
+func (rw *recorder) whole() bool {
+	if rw.status/100 != 2 {
+		return false
+	}
+	return !strings.HasPrefix(rw.Header().Get("Content-Type"), "text/event-stream") || bytes.HasSuffix(rw.buf.Bytes(), doneFrame)
 }
 
 func (rw *recorder) Write(b []byte) (int, error) {

@@ -126,3 +126,13 @@ func Logger(l *slog.Logger) *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// Document serves the fixed body of a public document (the JWKS, the API description) with its
+// content type and cache policy.
+func Document(contentType, cacheControl string, body []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", cacheControl)
+		_, _ = w.Write(body)
+	})
+}

@@ -18,12 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/accountapi"
+	"github.com/secureai-gateway/gateway/internal/adminapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/keycache"
@@ -36,7 +39,8 @@ var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 type env struct {
 	store   *boltstore.Store
 	svc     *keyadmin.Service
-	h       *keyadmin.Handler
+	h       http.Handler
+	limits  *limits.Limiter
 	cache   *keycache.Cache
 	mu      sync.Mutex
 	audited []keyadmin.AdminChange
@@ -63,13 +67,26 @@ func newEnv(t *testing.T) *env {
 		Invalidate: e.cache.Invalidate,
 		Now:        func() time.Time { return now },
 	}
-	e.h = &keyadmin.Handler{
-		Service: e.svc, Limits: &limits.Limiter{Counter: limits.NewMemory()},
-		Billing: &billing.Biller{Store: s, Now: func() time.Time { return now }},
-		Fail:    fail, KeyCacheTTL: 30 * time.Second, Now: func() time.Time { return now },
-	}
+	// The admin API as the gateway mounts it: the route table, each admin route behind the
+	// authentication (here: a key in the context or 401) and the admin check.
+	e.limits = &limits.Limiter{Counter: limits.NewMemory()}
+	keys := &adminapi.Keys{Service: e.svc, Limits: e.limits, KeyCacheTTL: 30 * time.Second, Now: func() time.Time { return now }}
+	usage := &accountapi.Usage{Limits: e.limits, Billing: &billing.Biller{Store: s, Now: func() time.Time { return now }}, Now: func() time.Time { return now }}
+	admin := httpapi.Behind(fail, func(h http.HandlerFunc) http.Handler { return authenticated(httpapi.RequireAdmin(fail, h)) }, keys.Routes())
+	e.h = httpapi.Table(fail, append(admin, httpapi.Behind(fail, func(h http.HandlerFunc) http.Handler { return authenticated(h) }, usage.Routes())...)...)
 	e.admin = &apikey.Key{ID: "key_admin", Name: "ops", Admin: true}
 	return e
+}
+
+// authenticated stands in for httpapi.Authenticate: a request without a key gets its 401.
+func authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if identity.Key(r.Context()) == nil {
+			fail(w, r, fault.New(fault.Unauthenticated, "Invalid API key", "An API key is required"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // fail renders errors as the lead's surface does, by kind, in the classic envelope.
@@ -107,11 +124,7 @@ func (e *env) do(t *testing.T, caller *apikey.Key, method, path string, body any
 		r = r.WithContext(identity.WithKey(r.Context(), caller))
 	}
 	w := httptest.NewRecorder()
-	h := e.h.Admin()
-	if path == "/usage" {
-		h = e.h.Usage()
-	}
-	h.ServeHTTP(w, r)
+	e.h.ServeHTTP(w, r)
 	var out map[string]any
 	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
 		t.Fatalf("%s %s: %d %q is not JSON", method, path, w.Code, w.Body)
@@ -450,7 +463,7 @@ func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		counted := &ledger.Ledger{Store: ledger.Local{Counter: e.h.Limits.Counter.(*limits.Memory)}, Limits: true}
+		counted := &ledger.Ledger{Store: ledger.Local{Counter: e.limits.Counter.(*limits.Memory)}, Limits: true}
 		if _, err := counted.Admit(context.Background(), k, nil, billing.Estimate{}, now); err != nil {
 			t.Fatal(err)
 		}
@@ -487,7 +500,7 @@ func TestAdminSeesAnyKeysCountsAgainstItsLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counted := &ledger.Ledger{Store: ledger.Local{Counter: e.h.Limits.Counter.(*limits.Memory)}, Limits: true}
+	counted := &ledger.Ledger{Store: ledger.Local{Counter: e.limits.Counter.(*limits.Memory)}, Limits: true}
 	for range 3 {
 		if _, err := counted.Admit(context.Background(), k, nil, billing.Estimate{}, now); err != nil {
 			t.Fatal(err)

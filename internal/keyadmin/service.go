@@ -1,5 +1,5 @@
 // Package keyadmin is the administration of API keys and users' billing records, shared by the
-// admin HTTP routes (Handler) and cmd/admin: create (the secret returned once, only its SHA-256
+// admin HTTP routes (adminapi.Keys) and cmd/admin: create (the secret returned once, only its SHA-256
 // stored), list, get, update and revoke keys with every field of SPEC 7 validated — and
 // failoverDefaults clamped — in one place; read and change users' billing settings. Every change
 // goes to an audit hook (no secret in it) and invalidates the local key cache, so locally an

@@ -7,7 +7,6 @@ package localevents
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/audit"
@@ -58,8 +57,8 @@ func New(store *boltstore.Store, reach webhook.Reach, log *slog.Logger) *Pipelin
 // Run delivers queued webhooks until ctx ends; the server runs it on its own goroutine.
 func (p *Pipeline) Run(ctx context.Context) { p.Worker.Run(ctx) }
 
-// Admin returns the admin handlers over this pipeline; fail renders errors.
-func (p *Pipeline) Admin(fail func(http.ResponseWriter, *http.Request, error)) *webhookadmin.Handlers {
+// Admin returns the admin handlers over this pipeline.
+func (p *Pipeline) Admin() *webhookadmin.Handlers {
 	return &webhookadmin.Handlers{Webhooks: p.store, Dispatcher: p.Dispatcher, Guard: p.Guard, Audit: p.Audit,
-		Events: p.Publisher, Fail: fail, Now: time.Now}
+		Events: p.Publisher, Now: time.Now}
 }

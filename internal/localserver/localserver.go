@@ -120,7 +120,7 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 			Audit:        emit.AdminChanges(events.Publisher, time.Now, log),
 			Invalidate:   keys.Invalidate},
 		KeyCacheTTL:   0, // the local server's cache is invalidated at once
-		Webhooks:      events.Admin(nil),
+		Webhooks:      events.Admin(),
 		SkipUnhealthy: env.SkipUnhealthy,
 		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
 		Metrics:       m.Handler(),

@@ -18,7 +18,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/oaiwire"
 )
@@ -34,9 +33,6 @@ type ModelLister interface {
 // Handler serves the surface.
 type Handler struct {
 	Completions *completion.Service
-	// Idempotency runs Idempotency-Key requests at most once (OpenAI's own API accepts the
-	// header); nil refuses such requests rather than risk running a repeat twice.
-	Idempotency *idempotency.Guard
 	Models      ModelLister
 	MaxBody     int64
 	Log         *slog.Logger
@@ -74,16 +70,8 @@ func secureaiJSON(call *completion.Call, served string, report chain.Report, usa
 	return b
 }
 
-// route names this endpoint in idempotency request hashes.
-const route = "POST /v1/chat/completions"
-
 // Chat serves POST /v1/chat/completions.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
-	idemKey, err := httpapi.IdempotencyKey(r)
-	if err != nil {
-		Render(w, r, err)
-		return
-	}
 	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
 	if err != nil {
 		Render(w, r, err)
@@ -99,38 +87,31 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		Render(w, r, err)
 		return
 	}
-	serve := func(w http.ResponseWriter) bool { return h.serve(w, r, call, in.wantUsage) }
-	if idemKey == "" {
-		serve(w)
-		return
-	}
-	httpapi.Idempotent(w, r, h.Idempotency, Render, route, idemKey, body, serve)
+	h.serve(w, r, call, in.wantUsage)
 }
 
-// serve answers call and reports whether the answer went out whole.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) bool {
+// serve answers call.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) {
 	if call.Input.Stream {
-		return h.stream(w, r, call, wantUsage)
+		h.stream(w, r, call, wantUsage)
+		return
 	}
 	c, report, err := call.Complete(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, Render, err)
-		return false
+		return
 	}
 	sec := secureaiJSON(call, c.Served, report, nil)
 	httpapi.StartAnswer(w, oaiwire.ObjectLen(c.Response.Body, c.Served, "secureai", sec))
 	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", sec)
 	httpapi.SendAnswer(w)
-	// Served is served: even if the caller left before reading, the answer is recorded so a
-	// retry gets it back instead of running (and billing) again.
-	return true
 }
 
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) bool {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) {
 	st, report, err := call.Stream(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, Render, err)
-		return false
+		return
 	}
 	defer st.Close()
 	sec := secureaiJSON(call, st.Served, report, nil)
@@ -139,23 +120,23 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	for {
 		c, err := st.Next()
 		if err == io.EOF {
-			if st.Resumed() && resumedChunk(out, st, secureaiJSON(call, st.Served, st.Report(), st.UsageByModel())) != nil {
-				return false
+			if !st.Resumed() || resumedChunk(out, st, secureaiJSON(call, st.Served, st.Report(), st.UsageByModel())) == nil {
+				_ = out.Done()
 			}
-			return out.Done() == nil
+			return
 		}
 		if err != nil {
 			h.interrupted(r, out, err)
-			return false
+			return
 		}
 		if c.UsageOnly && !wantUsage {
 			continue
 		}
 		if out.Begin() != nil {
-			return false
+			return
 		}
 		if oaiwire.WriteObject(out.Writer(), c.Data, st.Served, "secureai", sec) != nil || out.End() != nil {
-			return false // the caller went away; Close cancels the upstream call
+			return // the caller went away; Close cancels the upstream call
 		}
 		sec = nil // the report rides on the first chunk only
 	}

@@ -2,7 +2,8 @@
 // JWS (EdDSA, kid from the gateway's JWKS) recording which SMLTP policy applied and its verdict,
 // every attempt's entitlement token id with its model, outcome and body hash, and the model that
 // served. Anyone can verify a receipt offline against /.well-known/jwks.json with any JOSE library;
-// the caller that made the request can fetch it again by its bundle id (the serving attempt's jti).
+// the caller that made the request can fetch it again by its bundle id (the serving attempt's jti,
+// GET /receipts/{bundleId}: accountapi.Receipts).
 package receipt
 
 import (
@@ -17,6 +18,9 @@ import (
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/verify"
 )
+
+// MaxBundleID is the longest bundle id GET /receipts/{bundleId} accepts (SPEC 8).
+const MaxBundleID = 128
 
 // Type is the receipt's JWS typ; the signing.Signer must be built with it.
 const Type jose.ContentType = verify.ReceiptType

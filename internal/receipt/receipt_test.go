@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/secureai-gateway/gateway/internal/accountapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/receipt"
@@ -117,7 +119,7 @@ func TestReceiptVerifiesAgainstTheJWKS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks := httptest.NewServer(signer.JWKSHandler())
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(signer.JWKS()) }))
 	defer jwks.Close()
 	c := verifyFromContract(t, jwks.URL, rec.JWS)
 	policy, _ := c["policy"].(map[string]any)
@@ -183,10 +185,8 @@ func TestHandler(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st.err = tt.storeErr
 			var failed error
-			h := receipt.Handler{Store: st, Fail: func(w http.ResponseWriter, r *http.Request, err error) { failed = err }}
-			mux := http.NewServeMux()
-			mux.Handle("GET /receipts/{bundleId}", h)
-			mux.Handle("GET /receipts/{$}", h)
+			mux := httpapi.Table(func(w http.ResponseWriter, r *http.Request, err error) { failed = err },
+				accountapi.Receipts{Store: st}.Routes()...)
 			req := httptest.NewRequest(http.MethodGet, "/receipts/"+tt.id, nil)
 			if tt.caller != nil {
 				req = req.WithContext(identity.WithKey(req.Context(), tt.caller))
@@ -194,7 +194,7 @@ func TestHandler(t *testing.T) {
 			rec := httptest.NewRecorder()
 			mux.ServeHTTP(rec, req)
 			if tt.status != 0 {
-				var body receipt.Response
+				var body accountapi.ReceiptResponse
 				_ = json.Unmarshal(rec.Body.Bytes(), &body)
 				if failed != nil || rec.Code != tt.status || !body.Success || body.Receipt == "" || !strings.Contains(string(body.Claims), `"served_model"`) {
 					t.Errorf("status %d, failed %v, body %s", rec.Code, failed, rec.Body)
@@ -216,7 +216,7 @@ func TestPublicVerifierReadsReceipts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks := httptest.NewServer(signer.JWKSHandler())
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(signer.JWKS()) }))
 	defer jwks.Close()
 	keys := verify.NewRemoteJWKS(jwks.URL, nil)
 	payload, err := verify.Receipt(context.Background(), keys, rec.JWS)

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
@@ -86,12 +85,6 @@ func (s *Signer) SignPayload(typ jose.ContentType, payload []byte) (string, erro
 // the key it will sign with one rotation ahead (Keyset.Next), so a cached JWKS never lacks it.
 const JWKSCacheControl = "public, max-age=300"
 
-// JWKSHandler serves GET /.well-known/jwks.json: the public keys, no authentication. The
-// endpoint's routes (gateway.NewJWKS) answer another method with a 405 in the surface's envelope.
-func (s *Signer) JWKSHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Header().Set("Cache-Control", JWKSCacheControl)
-		_, _ = w.Write(s.jwks)
-	})
-}
+// JWKS is the public keys as a JWK set, GET /.well-known/jwks.json's body: marshalled once,
+// shared, not to be modified.
+func (s *Signer) JWKS() []byte { return s.jwks }

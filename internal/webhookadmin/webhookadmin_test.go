@@ -18,6 +18,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 	"github.com/secureai-gateway/gateway/internal/webhookadmin"
@@ -60,12 +61,11 @@ func newServer(t *testing.T) *server {
 	t.Cleanup(func() { s.Close() })
 	rec := &recorder{}
 	guard := webhook.NewGuard(webhook.ReachPrivate)
-	h := &webhookadmin.Handlers{Webhooks: s, Guard: guard, Audit: s.AuditLog(), Events: rec, Fail: fail, Now: time.Now,
+	h := &webhookadmin.Handlers{Webhooks: s, Guard: guard, Audit: s.AuditLog(), Events: rec, Now: time.Now,
 		Dispatcher: &webhook.Dispatcher{Store: s, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Poster: &webhook.Poster{Client: guard.Client(), Now: time.Now}}}
-	mux := http.NewServeMux()
+	mux := httpapi.Table(fail, h.Routes()...)
 	admin := &apikey.Key{ID: "key_admin", UserID: "u_admin", Admin: true}
-	h.Register(mux)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(w, r.WithContext(identity.WithKey(r.Context(), admin)))
 	}))

@@ -29,6 +29,8 @@ type Server struct {
 	Admin string // the bootstrap admin key's secret
 	// Store is the embedded store; a test may close it to see the gateway with its store down.
 	Store *boltstore.Store
+	// Routes are the routes the gateway serves (Gateway.Routes).
+	Routes []string
 	// Stop stops the server and its background work (pending events handed on, the tracer
 	// shut down) and closes the store; t's cleanup calls it too, once in all.
 	Stop func()
@@ -70,7 +72,7 @@ func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, wrap func(http.H
 	}
 	srv := httptest.NewServer(h)
 	var once sync.Once
-	s := &Server{URL: srv.URL, Admin: secret, Store: store, Stop: func() {
+	s := &Server{URL: srv.URL, Admin: secret, Store: store, Routes: gw.Routes(), Stop: func() {
 		once.Do(func() {
 			srv.Close()
 			stop()

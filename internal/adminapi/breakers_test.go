@@ -1,32 +1,40 @@
-package breaker_test
+package adminapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/secureai-gateway/gateway/internal/adminapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
-func TestAdminRoutes(t *testing.T) {
-	clk := &clock{t: start}
-	aud := &audit{}
-	b := breaker.New(newStore(t), breaker.Config{Now: clk.Now}, aud.record)
+func TestBreakerRoutes(t *testing.T) {
+	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var actions []string
+	b := breaker.New(newStore(t), breaker.Config{Now: func() time.Time { return start }}, func(_ context.Context, e breaker.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		actions = append(actions, e.Action+" by "+e.Actor)
+	})
 	var failed error
-	admin := breaker.Admin{Breakers: b, Fail: func(w http.ResponseWriter, r *http.Request, err error) {
+	mux := httpapi.Table(func(w http.ResponseWriter, r *http.Request, err error) {
 		failed = err
 		w.WriteHeader(599)
-	}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /admin/circuit-breakers", admin.List)
-	mux.HandleFunc("POST /admin/circuit-breakers", admin.Open)
-	mux.HandleFunc("DELETE /admin/circuit-breakers/{subjectType}/{subjectId}", admin.Close)
+	}, adminapi.Breakers{Breakers: b}.Routes()...)
 	do := func(method, path, body string) (int, map[string]any) {
 		failed = nil
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -40,7 +48,7 @@ func TestAdminRoutes(t *testing.T) {
 
 	invalid := []struct{ name, body, param string }{
 		{"not JSON", `nope`, ""},
-		{"unknown field", `{"subjectType":"key","subjectId":"k","ttl":5}`, ""},
+		{"unknown field", `{"subjectType":"key","subjectId":"k","ttl":5}`, "ttl"},
 		{"bad subject type", `{"subjectType":"team","subjectId":"k"}`, "subjectType"},
 		{"missing subject id", `{"subjectType":"key"}`, "subjectId"},
 		{"negative duration", `{"subjectType":"key","subjectId":"k","durationSeconds":-1}`, "durationSeconds"},
@@ -80,7 +88,17 @@ func TestAdminRoutes(t *testing.T) {
 	if _, out := do(http.MethodGet, "/admin/circuit-breakers", ""); len(out["circuitBreakers"].([]any)) != 0 {
 		t.Errorf("list after close: %v", out)
 	}
-	if got := aud.actions(); got != "open by admin:key_ops, close by admin:key_ops" {
+	if got := strings.Join(actions, ", "); got != "open by admin:key_ops, close by admin:key_ops" {
 		t.Errorf("audit: %s", got)
 	}
+}
+
+func newStore(t *testing.T) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -1,4 +1,4 @@
-package receipt
+package accountapi
 
 import (
 	"encoding/base64"
@@ -10,19 +10,22 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/receipt"
 )
 
-// MaxBundleID is the longest bundle id GET /receipts/{bundleId} accepts (SPEC 8).
-const MaxBundleID = 128
+// Receipts serves GET /receipts/{bundleId} to the key that made the request.
+type Receipts struct {
+	Store receipt.Store
+}
 
-// Handler serves GET /receipts/{bundleId} to the key that made the request. Register it under
-// that pattern (the id is read with r.PathValue("bundleId")) and also under "GET /receipts/{$}"
-// so a missing id gets its 400. Store and Fail are required.
-type Handler struct {
-	Store Store
-	// Fail writes err (a *fault.Error) in the surface's envelope.
-	Fail func(w http.ResponseWriter, r *http.Request, err error)
+// Routes is the table of the receipt route; GET /receipts/ (no id) gets its 400 too.
+func (h Receipts) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Pattern: "GET /receipts/{bundleId}", Handle: h.get},
+		{Pattern: "GET /receipts/{$}", Handle: h.get},
+	}
 }
 
 // writeBehind is a Store that commits writes some time after it takes them (the embedded store):
@@ -31,8 +34,8 @@ type writeBehind interface {
 	WriteBehind() time.Duration
 }
 
-// Response is the body of a found receipt.
-type Response struct {
+// ReceiptResponse is the body of a found receipt.
+type ReceiptResponse struct {
 	Success  bool   `json:"success"`
 	BundleID string `json:"bundle_id"`
 	// Receipt is the compact JWS: verify it against /.well-known/jwks.json.
@@ -42,35 +45,30 @@ type Response struct {
 	JWKS   string          `json:"jwks_url"`
 }
 
-func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h Receipts) get(w http.ResponseWriter, r *http.Request) error {
 	caller := identity.Key(r.Context())
 	if caller == nil {
-		h.Fail(w, r, fault.New(fault.Unauthenticated, "Invalid API key", "this route needs an API key"))
-		return
+		return fault.New(fault.Unauthenticated, "Invalid API key", "this route needs an API key")
 	}
 	id := r.PathValue("bundleId")
 	switch {
 	case id == "":
-		h.Fail(w, r, fault.Invalid("bundleId", "the receipt's bundle id is missing: GET /receipts/{bundleId}"))
-		return
-	case len(id) > MaxBundleID:
-		h.Fail(w, r, fault.Invalid("bundleId", fmt.Sprintf("bundle id is %d characters, at most %d", len(id), MaxBundleID)))
-		return
+		return fault.Invalid("bundleId", "the receipt's bundle id is missing: GET /receipts/{bundleId}")
+	case len(id) > receipt.MaxBundleID:
+		return fault.Invalid("bundleId", fmt.Sprintf("bundle id is %d characters, at most %d", len(id), receipt.MaxBundleID))
 	}
 	rec, err := h.Store.Receipt(r.Context(), id)
 	// Another key's receipt is answered exactly like a missing one, so ids cannot be probed.
-	if errors.Is(err, ErrNotFound) || err == nil && rec.KeyID != caller.ID {
+	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.KeyID != caller.ID {
 		msg := "no receipt " + id + " for this API key"
 		if wb, ok := h.Store.(writeBehind); ok {
 			msg += fmt.Sprintf(" (this store commits receipts every %s, so a receipt issued less than %[1]s before the gateway stopped abnormally — kill -9, power loss — may have been lost)",
 				wb.WriteBehind())
 		}
-		h.Fail(w, r, fault.New(fault.NotFound, "Not found", msg))
-		return
+		return fault.New(fault.NotFound, "Not found", msg)
 	}
 	if err != nil {
-		h.Fail(w, r, fault.Dependency("the receipt store", "the receipt store cannot be read now", err))
-		return
+		return fault.Dependency("the receipt store", "the receipt store cannot be read now", err)
 	}
 	var payload []byte
 	parts := strings.Split(rec.JWS, ".")
@@ -78,10 +76,10 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		payload, err = base64.RawURLEncoding.DecodeString(parts[1])
 	}
 	if len(parts) != 3 || err != nil {
-		h.Fail(w, r, fault.New(fault.Internal, "Internal error", "stored receipt is corrupt").Wrap(err))
-		return
+		return fault.New(fault.Internal, "Internal error", "stored receipt is corrupt").Wrap(err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "private, no-store")
-	_ = json.NewEncoder(w).Encode(Response{Success: true, BundleID: id, Receipt: rec.JWS, Claims: payload, JWKS: "/.well-known/jwks.json"})
+	_ = json.NewEncoder(w).Encode(ReceiptResponse{Success: true, BundleID: id, Receipt: rec.JWS, Claims: payload, JWKS: "/.well-known/jwks.json"})
+	return nil
 }
