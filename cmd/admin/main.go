@@ -1,10 +1,10 @@
 // Command admin manages a gateway's API keys and users' billing records directly in its store —
 // the DynamoDB tables of a deployed stack, or the local embedded store — starting with the first
-// admin key that every admin API call needs. It shares every rule with the admin API
-// (internal/keyadmin). For DynamoDB it uses the AWS default credential chain; the local store
+// admin key that every admin API call needs. Its admin service is the admin API's, assembled by
+// the same builder (gateway.Deps.Attach): the same rules and the same audit events. For DynamoDB it uses the AWS default credential chain; the local store
 // can only be opened while the local gateway is stopped (use the admin API while it runs).
 //
-//	go run ./cmd/admin create-key -table <ApiKeysTable> -users-table <UsersTable> -name ops -admin
+//	go run ./cmd/admin create-key -table <ApiKeysTable> -users-table <UsersTable> -event-bus <EventBus> -name ops -admin
 //	go run ./cmd/admin create-key -db .secureai/gateway.db -name app -user team-a -per-minute 30 -daily 500 \
 //	    -models openai/gpt-5-nano,anthropic/claude-sonnet-4 -defaults openai/gpt-5-nano,anthropic/claude-sonnet-4
 //	go run ./cmd/admin set-user -db .secureai/gateway.db -id team-a -points 2000 -renewal-day 1 -usage-by-model=true -dollar-limit 50
@@ -13,27 +13,35 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awseventbridge "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/awsclient"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/envvar"
+	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/eventbridge"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/localevents"
+	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 
 const usage = `usage: admin <command> [store flags] [flags]
@@ -50,6 +58,11 @@ store flags (one of):
   -db PATH              the local embedded store (default $SECUREAI_DATA_DIR/gateway.db, .secureai/gateway.db)
   -table NAME           the stack's ApiKeysTable ($SECUREAI_TABLE_API_KEYS), with
   -users-table NAME     the stack's UsersTable ($SECUREAI_TABLE_USERS)
+  -event-bus NAME       with -table: the stack's event bus ($SECUREAI_EVENT_BUS), so each change is audited
+
+Every change is checked as the admin API checks it (the models and SMLTP policies of the catalog:
+built-in, $SECUREAI_CONFIG, and the demo models when $SECUREAI_DEMO is on — by default locally)
+and audited as it audits it (an admin event: the local store's audit log, or the bus).
 
 run "admin <command> -h" for a command's flags`
 
@@ -79,6 +92,7 @@ func run(ctx context.Context, cmd string, args []string, out io.Writer) error {
 	db := fs.String("db", "", "the local embedded store file")
 	table := fs.String("table", os.Getenv("SECUREAI_TABLE_API_KEYS"), "the stack's ApiKeysTable")
 	usersTable := fs.String("users-table", os.Getenv("SECUREAI_TABLE_USERS"), "the stack's UsersTable")
+	bus := fs.String("event-bus", os.Getenv("SECUREAI_EVENT_BUS"), "the stack's event bus, where each change's audit event goes (DynamoDB only)")
 	var do func(*keyadmin.Service) error
 	switch cmd {
 	case "create-key":
@@ -107,48 +121,83 @@ func run(ctx context.Context, cmd string, args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	svc, closeStore, err := service(ctx, *db, *table, *usersTable)
+	svc, done, err := service(ctx, *db, *table, *usersTable, *bus)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer done()
 	return do(svc)
 }
 
-// service opens the named store and builds the admin service over it, with the catalog
-// (built-in plus SECUREAI_CONFIG) deciding which models exist.
-func service(ctx context.Context, db, table, usersTable string) (*keyadmin.Service, func(), error) {
-	cat, err := catalog.Load(os.Getenv("SECUREAI_CONFIG"))
+// service opens the named store and builds the admin service over it as the admin API has it
+// (gateway.Deps.Attach): the same catalog decides which models and SMLTP policies exist (the
+// demo models included when SECUREAI_DEMO is on, as the gateway it administers has them), and
+// every change is an admin event — locally on the store's own event pipeline (its audit log and
+// webhook deliveries, sent when the gateway next runs), in the cloud on the SECUREAI_EVENT_BUS bus
+// when one is named. done hands the events over and closes the store.
+func service(ctx context.Context, db, table, usersTable, bus string) (svc *keyadmin.Service, done func(), err error) {
+	local := table == "" || db != ""
+	env := envvar.New(os.Getenv)
+	// The local gateway serves the demo models unless told not to; a function only when told to.
+	withDemo := env.Bool("SECUREAI_DEMO", local)
+	if err := env.Err(); err != nil {
+		return nil, nil, err
+	}
+	cat, stopDemo, err := gateway.Catalog(os.Getenv("SECUREAI_CONFIG"), withDemo)
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := &keyadmin.Service{ModelExists: func(m string) bool { _, ok := cat.Models[m]; return ok }}
-	if table == "" || db != "" {
+	stopDemo() // only the catalog's names are needed, not the demo upstream
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var (
+		stores gateway.Stores
+		events interface{ Flush(context.Context) error }
+		closer = func() {}
+	)
+	if local {
 		if db == "" {
-			dir := os.Getenv("SECUREAI_DATA_DIR")
-			if dir == "" {
-				dir = ".secureai"
-			}
-			db = dir + "/gateway.db"
+			db = cmp.Or(os.Getenv("SECUREAI_DATA_DIR"), ".secureai") + "/gateway.db"
 		}
 		s, err := boltstore.Open(db)
 		if err != nil {
 			return nil, nil, err
 		}
-		svc.Keys, svc.Users = s, s
-		return svc, func() { s.Close() }, nil
+		pipeline := localevents.New(s, webhook.ReachLoopback, log)
+		stores = gateway.Stores{Keys: s, Users: s, Events: pipeline.Publisher}
+		events, closer = pipeline.Publisher, func() { s.Close() }
+	} else {
+		if usersTable == "" {
+			return nil, nil, errors.New("-users-table (or SECUREAI_TABLE_USERS) is required with -table: keys name the users they bill")
+		}
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		awsclient.Guard(&cfg)
+		s := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Tables{APIKeys: table, Users: usersTable})
+		stores = gateway.Stores{Keys: s, Users: s, Events: event.Discard{}}
+		if bus != "" {
+			async := event.NewAsync(eventbridge.New(awseventbridge.NewFromConfig(cfg), bus), log)
+			stores.Events, events = async, async
+		} else {
+			fmt.Fprintln(os.Stderr, "admin: no -event-bus (SECUREAI_EVENT_BUS): changes are not audited")
+		}
 	}
-	if usersTable == "" {
-		return nil, nil, errors.New("-users-table (or SECUREAI_TABLE_USERS) is required with -table: keys name the users they bill")
-	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
+	d := gateway.Deps{Catalog: cat, Log: log}
+	if err := d.Attach(stores); err != nil {
+		closer()
 		return nil, nil, err
 	}
-	awsclient.Guard(&cfg)
-	s := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Tables{APIKeys: table, Users: usersTable})
-	svc.Keys, svc.Users = s, s
-	return svc, func() {}, nil
+	return d.KeyAdmin, func() {
+		if events != nil {
+			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := events.Flush(flush); err != nil {
+				fmt.Fprintln(os.Stderr, "admin: handing over the audit events:", err)
+			}
+		}
+		closer()
+	}, nil
 }
 
 func createKey(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmin.Service) error {

@@ -4,12 +4,11 @@ package main
 
 import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
 func main() {
 	c := cloud.MustLoad("admin")
-	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewAdmin))
+	awslambda.Start(c.Endpoint(gateway.Admin, nil))
 }

@@ -3,12 +3,12 @@ package main
 
 import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("classic-chat")
-	awslambda.StartStreaming(c.Endpoint(classicapi.Render, gateway.NewClassicChat))
+	awslambda.StartStreaming(c.Endpoint(gateway.ClassicChat, adapters.Factories()))
 }

@@ -4,12 +4,12 @@ package main
 
 import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("console")
-	awslambda.StartStreaming(c.Endpoint(classicapi.Render, gateway.NewConsole))
+	awslambda.StartStreaming(c.Endpoint(gateway.Console, adapters.Factories()))
 }

@@ -6,10 +6,9 @@ import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/openaiapi"
 )
 
 func main() {
 	c := cloud.MustLoad("models")
-	awslambda.Start(c.Endpoint(openaiapi.Render, gateway.NewModels))
+	awslambda.Start(c.Endpoint(gateway.Models, nil))
 }

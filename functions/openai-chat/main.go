@@ -5,10 +5,10 @@ import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("openai-chat")
-	awslambda.StartStreaming(c.Endpoint(openaiapi.Render, gateway.NewOpenAIChat))
+	awslambda.StartStreaming(c.Endpoint(gateway.OpenAIChat, adapters.Factories()))
 }

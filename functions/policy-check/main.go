@@ -4,12 +4,12 @@ package main
 
 import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("policy-check")
-	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewPolicyCheck))
+	awslambda.Start(c.Endpoint(gateway.PolicyCheck, adapters.Factories()))
 }

@@ -3,12 +3,11 @@ package main
 
 import (
 	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
 func main() {
 	c := cloud.MustLoad("usage")
-	awslambda.Start(c.Endpoint(classicapi.Render, gateway.NewUsage))
+	awslambda.Start(c.Endpoint(gateway.Usage, nil))
 }

@@ -43,7 +43,7 @@ func Open(path string) (*Store, error) {
 	var newestReceipt []byte
 	err = db.Update(func(tx *bolt.Tx) error {
 		defer func() { newestReceipt, _ = tx.Bucket(bucketReceipts).Cursor().Last() }()
-		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers, bucketWebhooks, bucketAttempts, bucketPending, bucketAudit, bucketReceipts, bucketReceiptExpiry} {
+		for _, b := range [][]byte{bucketKeys, bucketKeyIDs, bucketIdem, bucketLimits, bucketUsers, bucketWebhooks, bucketAttempts, bucketPending, bucketAudit, bucketReceipts, bucketReceiptExpiry, bucketReqStats} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -35,7 +35,8 @@ func (s *Store) WriteBehind() time.Duration { return FlushInterval }
 // flushAt is how many pending writes commit early, so a burst is not held in memory for long.
 const flushAt = 4096
 
-// sweepEvery is how often expired receipts and audit entries are deleted from the file.
+// sweepEvery is how often expired receipts, audit entries and request stats are deleted from the
+// file.
 const sweepEvery = 10 * time.Minute
 
 // pending is what was written and not committed yet. Every field is guarded by mu.
@@ -219,12 +220,15 @@ func (s *Store) closePending() error {
 // what is left goes at the next.
 const sweepBatch = 10000
 
-// sweep deletes receipts and audit entries past their retention.
+// sweep deletes receipts, audit entries and request stats past their retention.
 func (s *Store) sweep(now time.Time) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		if err := sweepReceipts(tx, now, sweepBatch); err != nil {
 			return err
 		}
-		return sweepAudit(tx, now, sweepBatch)
+		if err := sweepAudit(tx, now, sweepBatch); err != nil {
+			return err
+		}
+		return sweepReqStats(tx, now, sweepBatch)
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/tidwall/gjson"
 )
 
@@ -67,7 +68,7 @@ func newEnv(t *testing.T) *env {
 	e.admin = addKey(t, store, "admin", true)
 	e.otherKey = addKey(t, store, "u2", false)
 
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: store,
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: store,
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Idempotency: store})
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
@@ -83,6 +84,9 @@ type Cloud struct {
 	Metrics metrics.Recorder
 	// Tracer traces chat requests and their attempts (OpenTelemetry or X-Ray); nil when off.
 	Tracer tracing.Tracer
+	// Requests counts the instance's completed chat requests; HTTP writes them to the limits
+	// table after an answer, once StatsFlush has passed since the last write.
+	Requests *reqstats.Counter
 
 	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
@@ -161,6 +165,7 @@ func Load(ctx context.Context) (*Cloud, error) {
 		Guard:    webhook.NewGuard(webhookReach(cfg.AllowPrivateWebhooks)),
 		Metrics:  emf,
 		Tracer:   tracer,
+		Requests: reqstats.NewCounter(cfg.StatsFlush, time.Now),
 		secrets:  secretsmanager.NewFromConfig(awsCfg),
 		sqs:      queues,
 		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},

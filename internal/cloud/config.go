@@ -11,6 +11,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/envvar"
 	"github.com/secureai-gateway/gateway/internal/keycache"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	// ADOT layer's collector or any other), else X-Ray in Lambda unless AWS_XRAY_SDK_DISABLED says
 	// otherwise; SECUREAI_TRACE_CONTENT records prompts and answers.
 	Tracing tracing.Config
+	// StatsFlush is SECUREAI_REQUEST_STATS_FLUSH, default 1m: how long a warm instance counts
+	// completed chat requests in memory before an invocation writes them, after its answer.
+	StatsFlush time.Duration
 }
 
 // ParseConfig reads the configuration through getenv (os.Getenv in a function).
@@ -91,7 +95,8 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 		ReadBudget:           int(r.Positive("SECUREAI_READ_BUDGET_PER_MINUTE", httpapi.DefaultReadBudget)),
 		CORSOrigin: strings.Trim(r.Check("SECUREAI_CORS_ORIGIN", "", "an origin in single quotes such as 'https://app.example.com', '*' or ''",
 			optional(quotedOrigin)), "'"),
-		Tracing: tracing.ParseConfig(r),
+		Tracing:    tracing.ParseConfig(r),
+		StatsFlush: r.PositiveDuration("SECUREAI_REQUEST_STATS_FLUSH", reqstats.DefaultFlushInterval),
 	}
 	return c, r.Err()
 }

@@ -5,33 +5,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/secureai-gateway/gateway/internal/awssecrets"
-	"github.com/secureai-gateway/gateway/internal/billing"
-	"github.com/secureai-gateway/gateway/internal/breaker"
-	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/keyadmin"
-	"github.com/secureai-gateway/gateway/internal/ledger"
-	"github.com/secureai-gateway/gateway/internal/limits"
-	"github.com/secureai-gateway/gateway/internal/metrics"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/sqsqueue"
 	"github.com/secureai-gateway/gateway/internal/webhook"
-	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 	"golang.org/x/sync/errgroup"
 )
 
 // GatewayDeps returns the endpoints' dependencies, each feature on when the function's
 // environment names what it needs, as the local server has them all on its embedded store:
 //
-//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger)
+//	SECUREAI_TABLE_LIMITS            request limits (Limits, Ledger), requests over time (RequestCounter, RequestStats)
 //	SECUREAI_TABLE_USERS             quotas and spend (Billing, Ledger), key and user admin (KeyAdmin)
 //	SECUREAI_TABLE_CIRCUIT_BREAKERS  circuit breakers (Breakers)
 //	SECUREAI_TABLE_RECEIPTS          stored receipts (Receipts, Ledger)
@@ -51,13 +42,11 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 	if err != nil {
 		return gateway.Deps{}, err
 	}
-	t := c.Config.Tables
 	// No Budget: HTTP bounds every request by the invocation's deadline, and the classic surface's
 	// idempotency lease then covers the longest invocation Lambda allows.
 	d := gateway.Deps{SkipUnhealthy: c.Config.SkipUnhealthy,
 		Catalog: cat, Credential: credential, Keys: c.keys, Log: c.Log, MaxBody: c.Config.MaxBody,
 		HTTPClient: c.ProviderClient(), Engine: c.Engine(), Idempotency: c.Idempotency(),
-		Observer:    c.observer(),
 		Tracer:      c.Tracer,
 		KeyCacheTTL: c.Config.KeyCacheTTL, // another warm function may keep a changed key this long
 		Signer:      signer,
@@ -67,53 +56,53 @@ func (c *Cloud) GatewayDeps(ctx context.Context) (gateway.Deps, error) {
 		// Only a real bus: the console is off without one, as its actions must be audited.
 		d.Events = c.Events
 	}
-	if t.Limits != "" {
-		d.Limits = &limits.Limiter{Counter: c.Store}
-	}
-	if t.Users != "" {
-		d.Billing = &billing.Biller{Store: c.Store}
-		policies, err := gateway.Policies(cat)
-		if err != nil {
-			return gateway.Deps{}, err
-		}
-		d.KeyAdmin = &keyadmin.Service{Keys: c.Store, Users: c.Store,
-			ModelExists:  func(name string) bool { _, ok := cat.Models[name]; return ok },
-			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
-			Audit:        emit.AdminChanges(c.Events, time.Now, c.Log),
-			Invalidate:   c.keys.inner.Invalidate}
-	}
-	if t.CircuitBreakers != "" {
-		d.Breakers = breaker.New(c.Store, c.breakers, c.breakerAudit())
-	}
-	if t.Receipts != "" {
-		d.Receipts = c.Store
-	}
-	if t.Limits != "" || t.Users != "" || t.Receipts != "" {
-		d.Ledger = &ledger.Ledger{Store: c.Store, Limits: t.Limits != "", Biller: d.Billing}
-	}
-	if t.Webhooks != "" && t.Audit != "" {
-		d.Webhooks = &webhookadmin.Handlers{Webhooks: c.Store, Dispatcher: c.Dispatcher(), Guard: c.Guard,
-			Audit: c.Store.AuditLog(), Events: c.Events, Now: time.Now}
+	if err := d.Attach(c.stores()); err != nil {
+		return gateway.Deps{}, err
 	}
 	return d, nil
 }
 
-// observer hears every completion: its events, and its metrics record (when Metrics is set).
-func (c *Cloud) observer() completion.Observer {
-	// GatewayDeps runs once per instance: its limit windows are the instance's.
-	events := emit.Observer{Publisher: c.Events, Now: time.Now, Limits: &emit.LimitWindows{}}
-	if c.Metrics == nil {
-		return events
-	}
-	return completion.Observers{events, c.Metrics}
+// FeatureEnv names, for each feature an endpoint needs (gateway.Endpoint.Needs), the environment
+// variables that turn it on in a function, as GatewayDeps and Load read them; template.yaml gives
+// each function exactly its endpoint's (internal/templatetest checks). NeedsAdapters is code, not
+// configuration: the function's main passes the adapters.
+var FeatureEnv = map[gateway.Needs][]string{
+	gateway.NeedsCredentials: {"SECUREAI_PROVIDER_SECRET_ARN"},
+	gateway.NeedsIdempotency: {"SECUREAI_TABLE_IDEMPOTENCY"},
+	gateway.NeedsLimits:      {"SECUREAI_TABLE_LIMITS"},
+	gateway.NeedsUsers:       {"SECUREAI_TABLE_USERS"},
+	gateway.NeedsReceipts:    {"SECUREAI_TABLE_RECEIPTS"},
+	gateway.NeedsBreakers:    {"SECUREAI_TABLE_CIRCUIT_BREAKERS"},
+	gateway.NeedsSigning:     {"SECUREAI_SIGNING_SECRET_ARN"},
+	gateway.NeedsWebhooks: {"SECUREAI_TABLE_WEBHOOKS", "SECUREAI_TABLE_WEBHOOK_ATTEMPTS", "SECUREAI_TABLE_AUDIT",
+		webhook.EnvAllowPrivate},
+	gateway.NeedsEvents: {"SECUREAI_EVENT_BUS", "SECUREAI_EVENT_OUTBOX_URL"},
 }
 
-// breakerAudit publishes each breaker opening and closing, and counts the openings.
-func (c *Cloud) breakerAudit() func(context.Context, breaker.Event) {
-	if c.Metrics == nil {
-		return emit.Breakers(c.Events)
+// stores are the tables the function's environment names, each turning its features on.
+func (c *Cloud) stores() gateway.Stores {
+	t := c.Config.Tables
+	s := gateway.Stores{Events: c.Events, Metrics: c.Metrics, BreakerConfig: c.breakers}
+	if t.Limits != "" {
+		s.Counter = c.Store
+		s.Requests, s.RequestStats = c.Requests, c.Store // request counts live in the limits table
 	}
-	return metrics.BreakerAudit(c.Metrics, emit.Breakers(c.Events))
+	if t.Users != "" {
+		s.Keys, s.Users, s.Invalidate = c.Store, c.Store, c.keys.inner.Invalidate
+	}
+	if t.Receipts != "" {
+		s.Receipts = c.Store
+	}
+	if t.Limits != "" || t.Users != "" || t.Receipts != "" {
+		s.Books = c.Store
+	}
+	if t.CircuitBreakers != "" {
+		s.Breakers = c.Store
+	}
+	if t.Webhooks != "" && t.Audit != "" {
+		s.Webhooks, s.AuditLog, s.Dispatcher, s.Guard = c.Store, c.Store.AuditLog(), c.Dispatcher(), c.Guard
+	}
+	return s
 }
 
 // secretsAtOnce reads the provider credentials and (when configured) the signing keyset

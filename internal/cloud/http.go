@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
@@ -59,15 +60,17 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 	}))
 }
 
-// Endpoint is HTTP for an endpoint of the gateway: build makes it from the function's
-// GatewayDeps, read on the first request.
-func (c *Cloud) Endpoint(render httpapi.Render, build func(gateway.Deps) (http.Handler, error)) http.Handler {
-	return c.HTTP(render, func(ctx context.Context) (http.Handler, error) {
+// Endpoint is HTTP for an endpoint of the gateway, built from the function's GatewayDeps (read
+// on the first request) and the provider adapters the function passes (nil for an endpoint that
+// calls no provider).
+func (c *Cloud) Endpoint(e gateway.Endpoint, providers map[string]catalog.Factory) http.Handler {
+	return c.HTTP(e.Render, func(ctx context.Context) (http.Handler, error) {
 		d, err := c.GatewayDeps(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return build(d)
+		d.Providers = providers
+		return e.Build(d)
 	})
 }
 
@@ -118,8 +121,9 @@ func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 const flushMargin = 100 * time.Millisecond
 
 // flush waits for the events the request published to be handed over (to the bus or the outbox),
-// at most event.FlushTimeout and never past the invocation's deadline (ctx's) less flushMargin; a
-// request ended by its client still waits.
+// then writes the instance's request counts when they are due, at most event.FlushTimeout in all
+// and never past the invocation's deadline (ctx's) less flushMargin; a request ended by its client
+// still waits.
 func (c *Cloud) flush(ctx context.Context) {
 	until := time.Now().Add(event.FlushTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Add(-flushMargin).Before(until) {
@@ -128,4 +132,12 @@ func (c *Cloud) flush(ctx context.Context) {
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), until)
 	defer cancel()
 	_ = c.Events.Flush(ctx) // Flush logs what it abandons
+	if c.Requests != nil && c.Config.Tables.Limits != "" {
+		// Nothing runs while the instance is frozen: its request counts are written here, after
+		// an answer, once StatsFlush has passed (one UpdateItem per bucket, concurrently). A failed
+		// write keeps them for the next; an instance recycled first loses them.
+		if err := c.Requests.FlushIfDue(ctx, c.Store); err != nil {
+			c.Log.Warn("request stats: write failed; retried after a later answer", "error", err)
+		}
+	}
 }

@@ -145,7 +145,7 @@ func load(t *testing.T) (*cloud.Cloud, *bytes.Buffer) {
 }
 
 func models(c *cloud.Cloud) http.Handler {
-	return c.Endpoint(openaiapi.Render, gateway.NewModels)
+	return c.Endpoint(gateway.Models, nil)
 }
 
 // serve sends GET /v1/models under a deadline of budget and returns the answer and how long it took.

@@ -21,8 +21,8 @@ import (
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/metrics"
-	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 // slowSender hands events over after delay, like an EventBridge PutEvents that takes its time.
@@ -50,7 +50,7 @@ func (s *slowSender) types() []event.Type {
 
 // openAIChat is the openai-chat function's handler as its main.go builds it.
 func openAIChat(c *cloud.Cloud) http.Handler {
-	return c.Endpoint(openaiapi.Render, gateway.NewOpenAIChat)
+	return c.Endpoint(gateway.OpenAIChat, adapters.Factories())
 }
 
 // invokeStream runs one streaming invocation as the Lambda runtime does: the handler returns at

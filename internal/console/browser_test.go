@@ -113,8 +113,8 @@ func js(stmt string) step { return chromedp.Evaluate[chromedp.Void](stmt) }
 
 // TestConsoleInABrowser walks the console as an operator does, in Chromium: sign in (a normal key
 // refused), see the empty overview, create a key and search keys by name, use the key for a
-// failover and an exhausted chain in the playground and run into a limit with another, see all
-// three on the overview's charts, see a user's keys against their limits, find the failover in
+// failover and an exhausted chain in the playground and run into a limit with another, see those
+// requests and all three on the overview's charts, see a user's keys against their limits, find the failover in
 // the audit log, revoke the key and see its next call refused, register a webhook receiver and
 // see its delivery, see an expired session, sign out, and see the gateway with its store down and
 // then unreachable. Every page is screenshotted; every request the page made is checked to carry
@@ -205,7 +205,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// Nothing has happened yet: every chart and table says so.
-	run("empty overview", waitText("#ov-chart-failovers", "No failovers in this range."),
+	run("empty overview", waitText("#ov-chart-requests", "No requests in this range."), waitText("#ov-requests", "0"),
+		waitText("#ov-chart-failovers", "No failovers in this range."),
 		waitText("#ov-chart-exhausted", "No exhausted chains in this range."), waitText("#ov-chart-refusals", "No limit refusals in this range."),
 		waitText("#ov-models", "No failovers in this range."), waitText("#ov-breakers", "No breaker is open."), waitText("#ov-exhausted", "0"))
 	shot("overview-empty")
@@ -273,19 +274,23 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the limited key's calls answered %v, want the third refused (429)", codes)
 	}
 
-	// The overview counts the two failovers, the exhausted chain and the refusal (the audit log is
-	// written in the background: reload until they show).
+	// The overview counts the five chat requests made (the playground's failover and exhausted
+	// chain, the limited key's two served calls and its refusal: 3 served, 2 failed), the two
+	// failovers, the exhausted chain and the refusal (the audit log is written in the background,
+	// the request counts every 200 ms in tests: reload until they show).
 	run("overview", page("overview"), chromedp.WaitVisible(id("ov-range")),
 		waitFor(`(() => { const n = (id) => document.getElementById(id)?.textContent;
-			if (n("ov-failovers") === "2" && n("ov-exhausted") === "1" && n("ov-refusals") === "1") return true;
+			if (n("ov-requests") === "5" && n("ov-failovers") === "2" && n("ov-exhausted") === "1" && n("ov-refusals") === "1") return true;
 			document.getElementById("ov-range").dispatchEvent(new Event("change")); return false; })()`),
 		waitText("#ov-models", "demo/error-500"), waitText("#ov-reasons", "server_error"),
 		chromedp.WaitVisible(css("#ov-chart-failovers rect.bar")), chromedp.WaitVisible(css("#ov-chart-exhausted rect.bar3")),
-		chromedp.WaitVisible(css("#ov-chart-refusals rect.bar2")))
+		chromedp.WaitVisible(css("#ov-chart-refusals rect.bar2")), chromedp.WaitVisible(css("#ov-chart-requests rect.bar4")),
+		waitText("#ov-cards", "3 served, 2 failed"))
 	shot("overview")
 	for _, r := range []string{"hour", "week"} {
 		run("overview over the last "+r, chromedp.SetValue(id("ov-range"), r), js(`document.getElementById("ov-range").dispatchEvent(new Event("change"))`),
-			waitFor(`document.getElementById("ov-exhausted")?.textContent === "1" && document.getElementById("ov-refusals")?.textContent === "1"`))
+			waitFor(`document.getElementById("ov-exhausted")?.textContent === "1" && document.getElementById("ov-refusals")?.textContent === "1" &&
+				document.getElementById("ov-requests")?.textContent === "5"`))
 	}
 	run("overview at phone width", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css("#ov-chart-exhausted rect.bar3")))
 	shot("overview-phone")

@@ -19,8 +19,9 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Routes are where the console is mounted (ServeMux patterns, no method: it answers its own).
-var Routes = []string{"/console", "/console/"}
+// Path is where the console is mounted: Path and everything under Path+"/" (ServeMux patterns,
+// no method: it answers its own).
+const Path = "/console"
 
 // DefaultSessionTTL is how long a console session lasts when Config.SessionTTL is unset: a
 // working day, after which the operator signs in again.
@@ -47,7 +48,7 @@ type Console struct {
 	c Config
 }
 
-// New returns the console's handler, mounted at Routes.
+// New returns the console's handler, mounted at Path.
 func New(c Config) *Console {
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL

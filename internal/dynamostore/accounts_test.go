@@ -15,6 +15,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/storetest"
 	"github.com/secureai-gateway/gateway/internal/testenv"
 )
@@ -25,6 +26,13 @@ import (
 func TestCounterContract(t *testing.T) {
 	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
 	storetest.RunCounter(t, func(t *testing.T) storetest.Counter { return newAccountsStore(t, client) })
+}
+
+// TestRequestStatsContract runs on the single-threaded moto too: its concurrent flushes need
+// atomic ADDs, as DynamoDB's are.
+func TestRequestStatsContract(t *testing.T) {
+	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
+	storetest.RunRequestStats(t, func(t *testing.T) reqstats.Store { return newAccountsStore(t, client) })
 }
 
 // newAccountsStore gives each test its own key, limits and users tables.

@@ -20,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/tidwall/gjson"
 )
 
@@ -186,6 +187,7 @@ func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
 	e := &env{up: newUpstream(t), keys: &keyStore{keys: map[string]*apikey.Key{}}}
 	gw, err := gateway.New(gateway.Deps{
 		Catalog:    testCatalog(t, e.up.srv.URL),
+		Providers:  adapters.Factories(),
 		Credential: func(string) string { return "" },
 		Keys:       e.keys,
 		Budget:     cfg.budget,

@@ -1046,3 +1046,33 @@ func decodeFrame(t *testing.T, frame string) any {
 	}
 	return v
 }
+
+// checkRequestStats reads GET /admin/stats/requests?range=hour with the admin key: the chat
+// functions' served requests of this test are counted, by surface.
+func checkRequestStats(t *testing.T, invoke func(*testing.T, []byte) response, event []byte, fx fixture) {
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev.Headers, ev.MultiValueHeaders = maps.Clone(ev.Headers), maps.Clone(ev.MultiValueHeaders)
+	ev.Headers["Authorization"] = "Bearer " + fx.adminKey
+	ev.MultiValueHeaders["Authorization"] = []string{"Bearer " + fx.adminKey}
+	ev.Path, ev.PathParameters = "/admin/stats/requests", map[string]string{"proxy": "stats/requests"}
+	ev.QueryStringParameters = map[string]string{"range": "hour"}
+	ev.MultiValueQueryStringParameters = map[string][]string{"range": {"hour"}}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := jsonBody(t, invoke(t, b), http.StatusOK)
+	buckets, _ := lookup(v, "buckets").([]any)
+	var openai, classic float64
+	for _, b := range buckets {
+		o, _ := lookup(b, "openai", "served").(float64)
+		c, _ := lookup(b, "classic", "served").(float64)
+		openai, classic = openai+o, classic+c
+	}
+	if len(buckets) != 60 || openai < 1 || classic < 1 {
+		t.Errorf("the last hour's request counts are %v: want 60 minute buckets counting the chat functions' served requests on both surfaces", v)
+	}
+}

@@ -116,6 +116,19 @@ func TestFunctionsRunOnTheirOwnPolicies(t *testing.T) {
 		})
 	}
 
+	// The chat functions wrote their request counts after their answers (on their own policies);
+	// the admin function reads them on its own.
+	t.Run("request-stats", func(t *testing.T) {
+		l := st.start(t, moto, proxy, bins["admin"], "AdminFunction", st.policy(t, "AdminFunction"))
+		defer func() {
+			if denied := proxy.denials(); len(denied) > 0 {
+				t.Errorf("AdminFunction was denied %d calls reading request stats:\n%s", len(denied), strings.Join(denied, "\n"))
+			}
+			proxy.reset()
+		}()
+		checkRequestStats(t, func(t *testing.T, ev []byte) response { return decodeBuffered(t, l.Invoke(t, ev)) }, files["admin"]["not-admin"], st.fx)
+	})
+
 	// A role without a statement its code needs: the models function cannot read API keys.
 	t.Run("missing-statement", func(t *testing.T) {
 		const id = "ModelsFunction"
@@ -551,6 +564,7 @@ func (st *stack) start(t *testing.T, moto *testenv.IAMMoto, proxy *iamProxy, bin
 		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=",
 		"SECUREAI_DEMO=true",                   // the demo models: no provider is called
 		"SECUREAI_WEBHOOKS_ALLOW_PRIVATE=true", // the test's receiver is on loopback
+		"SECUREAI_REQUEST_STATS_FLUSH=1ms",     // every answer writes the request counts: on the function's own policy
 	)
 	return testenv.StartLambda(t, bin, env...)
 }

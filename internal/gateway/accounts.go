@@ -63,8 +63,11 @@ func (d Deps) settings() chain.Settings {
 }
 
 var (
+	// adminRoutes is where the admin endpoint's function answers; the local server mounts the
+	// exact routes its handler names (routed.Routes).
+	adminRoutes   = []string{"/admin/"}
 	usageRoutes   = []string{"GET /usage"}
-	jwksRoutes    = []string{"GET /.well-known/jwks.json"}
+	jwksRoutes    = []string{jwksRoute}
 	receiptRoutes = []string{"GET /receipts/{bundleId}", "GET /receipts/{$}"}
 	metricsRoutes = []string{"GET /metrics"}
 )
@@ -87,11 +90,14 @@ func adminTable(d Deps) []httpapi.Route {
 	if d.Webhooks != nil {
 		routes = append(routes, d.Webhooks.Routes()...)
 	}
+	if d.RequestStats != nil {
+		routes = append(routes, adminapi.RequestStats{Store: d.RequestStats}.Routes()...)
+	}
 	return routes
 }
 
-// NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…
-// and /admin/audit-logs (each where its store is configured): admin keys only (401 anonymous,
+// NewAdmin builds /admin/api-keys…, /admin/users/{id}, /admin/circuit-breakers…, /admin/webhooks…,
+// /admin/audit-logs and /admin/stats/requests (each where its store is configured): admin keys only (401 anonymous,
 // 403 "Access denied" for a normal key), classic envelope. The handler knows its routes
 // (routed.Routes), so the local server mounts exactly them.
 func NewAdmin(d Deps) (http.Handler, error) {

@@ -12,16 +12,15 @@ import (
 // POST /v1/chat/completions) are built here from the same builders, and called in-process.
 func NewConsole(d Deps) (http.Handler, error) {
 	d = d.withDefaults()
-	svc, router, err := completions(d)
+	// One completion service for the chat and the dry run, as in the local server.
+	c, err := d.chatParts()
 	if err != nil {
 		return nil, err
 	}
+	d.chat = c
 	api := newRouteMux()
-	mount(api, models(d, router), modelsRoutes)
-	mount(api, openAIChat(d, svc, newGuard(d)), openAIChatRoutes)
-	mount(api, policyCheck(d, svc), policyCheckRoutes)
-	// The console needs both: its function's environment names their tables.
-	if err := mountBuilt(api, d, false, builder{NewAdmin, nil}, builder{NewUsage, usageRoutes}); err != nil {
+	// The console needs every one: its function's environment names their tables.
+	if err := mountBuilt(api, d, false, Models, OpenAIChat, PolicyCheck, Admin, Usage); err != nil {
 		return nil, err
 	}
 	return consoleOver(d, api)

@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/tidwall/gjson"
 )
 
@@ -24,7 +25,7 @@ func TestDemoShowsTheExtensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: oneKey{},
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 // deployEnv is a gateway whose models are served by deployments on two providers, "east" and
@@ -56,7 +57,7 @@ func newDeployEnv(t *testing.T) *deployEnv {
 		SMLTPPolicies: json.RawMessage(`{"internal": {"regions": ["eu"], "mode": "enforce"}}`),
 	}
 	obs := &recorder{done: make(chan struct{}, 1)}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: oneKey{},
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Observer: obs,
 		Engine: chain.Engine{Reserve: 10 * time.Millisecond, Picker: chain.NewPicker(2026)}})
 	if err != nil {

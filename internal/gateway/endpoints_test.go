@@ -8,6 +8,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 type anyKey struct{}
@@ -37,7 +38,7 @@ func TestModelsAloneListsWhatTheGatewayLists(t *testing.T) {
 	// Bedrock is listed only where an AWS credential source is visible; here none is (no keys in
 	// the lookup, an empty home): issue 12.6 — decided without probing the metadata service.
 	t.Setenv("HOME", t.TempDir())
-	d := Deps{Catalog: cat, Keys: anyKey{}, Credential: func(name string) string {
+	d := Deps{Catalog: cat, Providers: adapters.Factories(), Keys: anyKey{}, Credential: func(name string) string {
 		if name == "KEYED_API_KEY" {
 			return "sk-test"
 		}

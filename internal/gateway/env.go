@@ -10,6 +10,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/demo"
 	"github.com/secureai-gateway/gateway/internal/envvar"
 	"github.com/secureai-gateway/gateway/internal/ledger"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 )
 
@@ -27,6 +28,7 @@ type Env struct {
 	ReadBudget     int            // SECUREAI_READ_BUDGET_PER_MINUTE: each key's requests a minute to the reading routes
 	HoldMargin     time.Duration  // SECUREAI_HOLD_MARGIN: how long past its deadline an unsettled reservation is refunded
 	Tracing        tracing.Config // OTEL_EXPORTER_OTLP_* and SECUREAI_TRACE_CONTENT: off unless an OTLP endpoint is set
+	StatsFlush     time.Duration  // SECUREAI_REQUEST_STATS_FLUSH: how often request counts are written, default 1m
 }
 
 // LoadEnv reads the environment; a malformed value is an *envvar.Error naming the variable.
@@ -44,6 +46,7 @@ func LoadEnv() (Env, error) {
 		ReadBudget:     int(r.Positive("SECUREAI_READ_BUDGET_PER_MINUTE", httpapi.DefaultReadBudget)),
 		HoldMargin:     r.PositiveDuration("SECUREAI_HOLD_MARGIN", ledger.DefaultHoldMargin),
 		Tracing:        tracing.ParseConfig(r),
+		StatsFlush:     r.PositiveDuration("SECUREAI_REQUEST_STATS_FLUSH", reqstats.DefaultFlushInterval),
 	}
 	e.Tracing.XRay = false // the local server has no X-Ray daemon
 	return e, r.Err()

@@ -1,7 +1,8 @@
-// Package gateway assembles the endpoints from their dependencies. Each endpoint can be built
-// alone (NewModels, NewOpenAIChat, NewClassicChat), so a Lambda function builds only what its
-// route needs; New builds them all on one router for the local server's Mux. Both get the same
-// http.Handlers from the same small builders.
+// Package gateway assembles the endpoints from their dependencies. Each endpoint is one value
+// (Endpoint: its routes, its error envelope, its builder and the features it needs) that a Lambda
+// function builds alone and the local server mounts with every other on one mux (New). Features
+// come from the stores a deployment passes (Stores, Deps.Attach), and the provider adapters from
+// Deps.Providers, so an endpoint that calls no provider links none.
 package gateway
 
 import (
@@ -16,7 +17,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/console"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
@@ -26,25 +26,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/anthropic"
-	"github.com/secureai-gateway/gateway/internal/provider/bedrock"
-	"github.com/secureai-gateway/gateway/internal/provider/gemini"
-	"github.com/secureai-gateway/gateway/internal/provider/openai"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 )
-
-// Factories are the provider wire types the gateway speaks.
-func Factories() map[string]catalog.Factory {
-	return map[string]catalog.Factory{
-		"openai":    openai.New,
-		"anthropic": anthropic.New,
-		"gemini":    gemini.New,
-		"bedrock":   bedrock.New,
-	}
-}
 
 // DefaultMaxBody is the request body limit when Deps leaves it unset (SECUREAI_MAX_BODY_BYTES).
 const DefaultMaxBody = 8 << 20
@@ -52,7 +39,10 @@ const DefaultMaxBody = 8 << 20
 // Deps are what the endpoints need; each builder takes only its part (models reads neither
 // HTTPClient, Engine nor Idempotency).
 type Deps struct {
-	Catalog    *catalog.Catalog
+	Catalog *catalog.Catalog
+	// Providers are the provider adapters by wire type (adapters.Factories()): the endpoints that
+	// reach providers — the chat surfaces, the dry run, the console — need them; nil elsewhere.
+	Providers  map[string]catalog.Factory
 	Credential func(name string) string // resolves a provider's api_key_env
 	HTTPClient *http.Client             // shared by every provider; nil: a pooled default
 	Keys       identity.KeyFinder
@@ -92,6 +82,12 @@ type Deps struct {
 	// Tracer traces each chat request and its attempts, and carries the trace to providers;
 	// nil: nothing is traced.
 	Tracer tracing.Tracer
+	// RequestCounter counts every completed chat request in memory (its owner flushes it);
+	// RequestStats serves the flushed counts at GET /admin/stats/requests. nil: off.
+	RequestCounter *reqstats.Counter
+	RequestStats   reqstats.Store
+
+	chat *chat // built once by New for every endpoint that calls providers; nil: each builds its own
 }
 
 func (d Deps) withDefaults() Deps {
@@ -108,10 +104,18 @@ var (
 	modelsRoutes      = []string{"GET /v1/models", "GET /v1/models/{id...}"}
 	openAIChatRoutes  = []string{"POST /v1/chat/completions"}
 	classicChatRoutes = []string{"POST /chat/completions"}
+	policyCheckRoutes = []string{"POST /policy-check"}
+	openAPIRoutes     = []string{openAPIRoute}
 )
 
-// Every New… builder has one shape, func(Deps) (http.Handler, error), so a Lambda's main hands
-// it to cloud.Endpoint as it is. A builder whose store the Deps leaves unset answers an *OffError:
+// The public routes' patterns are constants, so that Public, which serves both, is built at
+// compile time (see Console).
+const (
+	jwksRoute    = "GET /.well-known/jwks.json"
+	openAPIRoute = "GET /openapi.json"
+)
+
+// Every New… builder has one shape, func(Deps) (http.Handler, error): an Endpoint's Build. A builder whose store the Deps leaves unset answers an *OffError:
 // the local server then mounts nothing there, and a function fails its start naming what is
 // missing.
 
@@ -133,21 +137,21 @@ func NewModels(d Deps) (http.Handler, error) {
 // NewOpenAIChat builds POST /v1/chat/completions.
 func NewOpenAIChat(d Deps) (http.Handler, error) {
 	d = d.withDefaults()
-	svc, _, err := completions(d)
+	c, err := d.chatParts()
 	if err != nil {
 		return nil, err
 	}
-	return openAIChat(d, svc, newGuard(d)), nil
+	return openAIChat(d, c.svc, c.guard), nil
 }
 
 // NewClassicChat builds POST /chat/completions.
 func NewClassicChat(d Deps) (http.Handler, error) {
 	d = d.withDefaults()
-	svc, _, err := completions(d)
+	c, err := d.chatParts()
 	if err != nil {
 		return nil, err
 	}
-	return classicChat(d, svc, newGuard(d)), nil
+	return classicChat(d, c.svc, c.guard), nil
 }
 
 // Gateway holds every endpoint, built on one router, for the local server.
@@ -155,31 +159,28 @@ type Gateway struct {
 	mux *routeMux
 }
 
-// New builds the providers and every endpoint once; nothing here runs per request.
+// New builds the providers and every endpoint once, for the local server; nothing here runs per
+// request.
 func New(d Deps) (*Gateway, error) {
 	d = d.withDefaults()
-	svc, router, err := completions(d)
+	// One completion service and one idempotency guard for every endpoint that calls providers.
+	c, err := d.chatParts()
 	if err != nil {
 		return nil, err
 	}
-	guard := newGuard(d)
+	d.chat = c
 	g := &Gateway{mux: newRouteMux()}
-	mount(g.mux, models(d, router), modelsRoutes)
-	mount(g.mux, openAIChat(d, svc, guard), openAIChatRoutes)
-	mount(g.mux, classicChat(d, svc, guard), classicChatRoutes)
-	mount(g.mux, policyCheck(d, svc), policyCheckRoutes)
-	err = mountBuilt(g.mux, d, true, builder{NewAdmin, nil}, builder{NewUsage, usageRoutes},
-		builder{NewJWKS, jwksRoutes}, builder{NewReceipts, receiptRoutes}, builder{NewOpenAPI, openAPIRoutes})
-	if err != nil {
-		return nil, err
+	for _, e := range Endpoints() {
+		if e.Function == Console.Function {
+			// The console calls this very mux, so it shows every route the local server has.
+			e.Build = func(d Deps) (http.Handler, error) { return consoleOver(d, g.mux) }
+		}
+		if err := mountBuilt(g.mux, d, true, e); err != nil {
+			return nil, err
+		}
 	}
 	if d.Metrics != nil {
 		mount(g.mux, metricsEndpoint(d), metricsRoutes)
-	}
-	// The console calls this very mux, so it shows every route the local server has.
-	overMux := func(d Deps) (http.Handler, error) { return consoleOver(d, g.mux) }
-	if err := mountBuilt(g.mux, d, true, builder{overMux, console.Routes}); err != nil {
-		return nil, err
 	}
 	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
 	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))
@@ -202,18 +203,11 @@ func mount(mux *routeMux, h http.Handler, routes []string) {
 	}
 }
 
-// builder builds an endpoint a deployment may leave off (an *OffError), and names its routes
-// (nil: the handler names them, as its Routes method).
-type builder struct {
-	build  func(Deps) (http.Handler, error)
-	routes []string
-}
-
 // mountBuilt builds and mounts each endpoint on mux. With optional, one the deployment leaves
 // off is skipped; without, its *OffError is returned like any other.
-func mountBuilt(mux *routeMux, d Deps, optional bool, bs ...builder) error {
-	for _, b := range bs {
-		h, err := b.build(d)
+func mountBuilt(mux *routeMux, d Deps, optional bool, es ...Endpoint) error {
+	for _, e := range es {
+		h, err := e.Build(d)
 		var off *OffError
 		switch {
 		case optional && errors.As(err, &off):
@@ -221,9 +215,9 @@ func mountBuilt(mux *routeMux, d Deps, optional bool, bs ...builder) error {
 		case err != nil:
 			return err
 		}
-		routes := b.routes
+		routes := e.Routes
 		if r, ok := h.(interface{ Routes() []string }); ok {
-			routes = r.Routes()
+			routes = r.Routes() // the admin endpoint names the routes of what is configured
 		}
 		mount(mux, h, routes)
 	}
@@ -238,8 +232,27 @@ func (g *Gateway) Mux() http.Handler { return httpapi.WithRequestID(g.mux) }
 // paths, without a method).
 func (g *Gateway) Routes() []string { return g.mux.routes }
 
+// chat is what the endpoints that call providers share: the completion service over one set of
+// providers, and the Idempotency-Key guard.
+type chat struct {
+	svc   *completion.Service
+	guard *idempotency.Guard
+}
+
+// chatParts builds them, or returns those New built for every endpoint of the local server.
+func (d Deps) chatParts() (*chat, error) {
+	if d.chat != nil {
+		return d.chat, nil
+	}
+	svc, err := completions(d)
+	if err != nil {
+		return nil, err
+	}
+	return &chat{svc: svc, guard: newGuard(d)}, nil
+}
+
 // completions builds one provider per configured provider and the completion service on them.
-func completions(d Deps) (*completion.Service, *catalog.Router, error) {
+func completions(d Deps) (*completion.Service, error) {
 	client := d.HTTPClient
 	if client == nil {
 		client = provider.NewHTTPClient()
@@ -248,19 +261,25 @@ func completions(d Deps) (*completion.Service, *catalog.Router, error) {
 	if d.Tracer != nil {
 		client, tracer = d.Tracer.Client(client), d.Tracer
 	}
-	router, err := catalog.NewRouter(d.Catalog, Factories(), d.Credential, client)
+	if len(d.Providers) == 0 {
+		return nil, errors.New("gateway: no provider adapters in Deps.Providers (adapters.Factories()): the chat endpoints call providers")
+	}
+	router, err := catalog.NewRouter(d.Catalog, d.Providers, d.Credential, client)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	controls, err := d.controls()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	observers := completion.Observers{logObserver{httpapi.Logger(d.Log)}}
 	if d.Observer != nil {
 		observers = append(observers, d.Observer)
 	}
-	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, router, nil
+	if d.RequestCounter != nil {
+		observers = append(observers, d.RequestCounter)
+	}
+	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, nil
 }
 
 func models(d Deps, list openaiapi.ModelLister) http.Handler {

@@ -8,8 +8,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
-var openAPIRoutes = []string{"GET /openapi.json"}
-
 // NewOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it
 // describes the API, nothing of its data). The conversion runs once per process.
 func NewOpenAPI(Deps) (http.Handler, error) {
@@ -25,7 +23,7 @@ func NewOpenAPI(Deps) (http.Handler, error) {
 func NewPublic(d Deps) (http.Handler, error) {
 	mux := newRouteMux()
 	// The API description needs nothing configured: it is served even when the JWKS is off.
-	if err := mountBuilt(mux, d, true, builder{NewJWKS, jwksRoutes}, builder{NewOpenAPI, openAPIRoutes}); err != nil {
+	if err := mountBuilt(mux, d, true, Endpoint{Routes: jwksRoutes, Build: NewJWKS}, Endpoint{Routes: openAPIRoutes, Build: NewOpenAPI}); err != nil {
 		return nil, err
 	}
 	mux.Handle("/", httpapi.WithRequestID(httpapi.NotFound(classicapi.Render)))

@@ -21,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/openaifake"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 // recorder is an Observer that keeps everything it is told.
@@ -73,7 +74,7 @@ func newOutcomeEnv(t *testing.T) *outcomeEnv {
 		t.Fatal(err)
 	}
 	obs := &recorder{done: make(chan struct{}, 16)}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: store,
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: store,
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}, Observer: obs,
 		Idempotency: store})
 	if err != nil {

@@ -11,17 +11,15 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-var policyCheckRoutes = []string{"POST /policy-check"}
-
 // NewPolicyCheck builds POST /policy-check: the dry run of a chat request (SPEC 6). It builds the
 // providers only to route the chain's models; it calls none of them.
 func NewPolicyCheck(d Deps) (http.Handler, error) {
 	d = d.withDefaults()
-	svc, _, err := completions(d)
+	c, err := d.chatParts()
 	if err != nil {
 		return nil, err
 	}
-	return policyCheck(d, svc), nil
+	return policyCheck(d, c.svc), nil
 }
 
 func policyCheck(d Deps, svc *completion.Service) http.Handler {

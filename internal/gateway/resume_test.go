@@ -19,6 +19,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/tidwall/gjson"
 )
 
@@ -90,7 +91,7 @@ func newResumeGateway(t *testing.T) (*gateway.Gateway, *resumeUpstream) {
 	for _, m := range []string{"cut", "stall", "malformed", "tool", "cont", "refuse", "plain"} {
 		cat.Models["p/"+m] = &catalog.Model{Name: "p/" + m, Provider: "p", Upstream: m, ContinuePrefix: m == "cont" || m == "refuse"}
 	}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "" }, Keys: oneKey{},
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "" }, Keys: oneKey{},
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +324,7 @@ func TestResumeOnAnthropic(t *testing.T) {
 		"p/cut":         {Name: "p/cut", Provider: "p", Upstream: "cut"},
 		"claude/sonnet": {Name: "claude/sonnet", Provider: "claude", Upstream: "claude-sonnet", ContinuePrefix: true},
 	}}
-	gw, err := gateway.New(gateway.Deps{Catalog: cat, Credential: func(string) string { return "test-key" }, Keys: oneKey{},
+	gw, err := gateway.New(gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Credential: func(string) string { return "test-key" }, Keys: oneKey{},
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

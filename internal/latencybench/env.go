@@ -15,6 +15,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 // Env is a running fake upstream and a gateway in front of it, both on loopback HTTP in this
@@ -111,6 +112,7 @@ func (e *Env) gateway(o Options, cat *catalog.Catalog) error {
 	gw, err := gateway.New(gateway.Deps{
 		Ledger:     counted,
 		Catalog:    cat,
+		Providers:  adapters.Factories(),
 		Credential: func(string) string { return "" },
 		Keys:       keys,
 		Log:        slog.New(slog.DiscardHandler),

@@ -14,7 +14,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/eventbus"
 	"github.com/secureai-gateway/gateway/internal/webhook"
-	"github.com/secureai-gateway/gateway/internal/webhookadmin"
 )
 
 // pollEvery is how often the local worker looks for due deliveries.
@@ -27,7 +26,6 @@ type Pipeline struct {
 	Worker     *webhook.Worker
 	Guard      *webhook.Guard
 	Audit      audit.Store
-	store      *boltstore.Store
 }
 
 // New builds the pipeline over the embedded store.
@@ -50,15 +48,8 @@ func New(store *boltstore.Store, reach webhook.Reach, log *slog.Logger) *Pipelin
 		Worker:     &webhook.Worker{Pending: store.Pending(), Dispatcher: d, Now: time.Now, Poll: pollEvery},
 		Guard:      guard,
 		Audit:      auditLog,
-		store:      store,
 	}
 }
 
 // Run delivers queued webhooks until ctx ends; the server runs it on its own goroutine.
 func (p *Pipeline) Run(ctx context.Context) { p.Worker.Run(ctx) }
-
-// Admin returns the admin handlers over this pipeline.
-func (p *Pipeline) Admin() *webhookadmin.Handlers {
-	return &webhookadmin.Handlers{Webhooks: p.store, Dispatcher: p.Dispatcher, Guard: p.Guard, Audit: p.Audit,
-		Events: p.Publisher, Now: time.Now}
-}

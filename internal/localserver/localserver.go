@@ -6,28 +6,26 @@ package localserver
 import (
 	"cmp"
 	"context"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"log/slog"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/emit"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/keyadmin"
+	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
 	"github.com/secureai-gateway/gateway/internal/localevents"
 	"github.com/secureai-gateway/gateway/internal/metrics"
+	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/reqstats"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/webhook"
@@ -35,8 +33,8 @@ import (
 
 // Deps assembles every feature on the embedded store: keys behind an in-process cache that an
 // admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
-// billing, circuit breakers, the signing keyset, receipts, and the in-process event pipeline that
-// delivers webhooks and writes the audit log. wait stops the background work and returns once it
+// billing, circuit breakers, the signing keyset, receipts, the in-process event pipeline that
+// delivers webhooks and writes the audit log, and request counts over time flushed every minute. wait stops the background work and returns once it
 // has (the last counts saved, pending events handed on).
 func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
 	reach, err := webhook.ParseReach(os.Getenv(webhook.EnvAllowPrivate), webhook.ReachLoopback)
@@ -73,13 +71,28 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 		return d, nil, err
 	}
 	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
-	policies, err := gateway.Policies(cat)
+	// Completed chat requests, counted in memory and written every StatsFlush (and at shutdown).
+	requests := reqstats.NewCounter(env.StatsFlush, time.Now)
+	d = gateway.Deps{
+		Catalog: cat, Providers: adapters.Factories(), Credential: os.Getenv, Keys: keys, Log: log,
+		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
+		Idempotency:   store,
+		Signer:        signer,
+		KeyCacheTTL:   0, // the local server's cache is invalidated at once
+		SkipUnhealthy: env.SkipUnhealthy,
+		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
+		Metrics:       m.Handler(),
+		Events:        events.Publisher,
+	}
+	err = d.Attach(gateway.Stores{Keys: store, Users: store, Counter: counts,
+		Books: ledger.Local{Counter: counts, Users: store, Receipts: store}, HoldMargin: env.HoldMargin,
+		Receipts: store, Breakers: store, BreakerConfig: breakerCfg,
+		Webhooks: store, AuditLog: events.Audit, Dispatcher: events.Dispatcher, Guard: events.Guard,
+		Events: events.Publisher, Metrics: m, Invalidate: keys.Invalidate, Requests: requests, RequestStats: store})
 	if err != nil {
 		return d, nil, err
 	}
-	biller := &billing.Biller{Store: store}
-	books := &ledger.Ledger{Store: ledger.Local{Counter: counts, Users: store, Receipts: store}, Limits: true, Biller: biller,
-		HoldMargin: env.HoldMargin}
+	books := d.Ledger
 	tracer, err := tracing.New(ctx, env.Tracing)
 	if err != nil {
 		return d, nil, err
@@ -88,6 +101,7 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 	var bg sync.WaitGroup
 	bgCtx, stop := context.WithCancel(ctx)
 	bg.Go(func() { counts.PersistEvery(bgCtx, store, limits.DefaultPersistInterval, time.Now, log) })
+	bg.Go(func() { requests.FlushEvery(bgCtx, store, log) })
 	// Reservations a crash left held are refunded once their deadline has passed: at start, then
 	// every minute, in the background.
 	bg.Go(func() { books.RefundExpiredEvery(bgCtx, ledger.RefundEvery, log) })
@@ -103,28 +117,6 @@ func Deps(ctx context.Context, env gateway.Env, cat *catalog.Catalog, store *bol
 		}
 	}
 
-	return gateway.Deps{
-		Catalog: cat, Credential: os.Getenv, Keys: keys, Log: log,
-		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
-		Idempotency: store,
-		Observer:    completion.Observers{emit.Observer{Publisher: events.Publisher, Now: time.Now, Limits: &emit.LimitWindows{}}, m},
-		Limits:      &limits.Limiter{Counter: counts},
-		Billing:     biller,
-		Ledger:      books,
-		Breakers:    breaker.New(store, breakerCfg, metrics.BreakerAudit(m, emit.Breakers(events.Publisher))),
-		Signer:      signer,
-		Receipts:    store,
-		KeyAdmin: &keyadmin.Service{Keys: store, Users: store,
-			ModelExists:  func(name string) bool { _, ok := cat.Models[name]; return ok },
-			PolicyExists: func(name string) bool { _, err := policies.Lookup(name); return err == nil },
-			Audit:        emit.AdminChanges(events.Publisher, time.Now, log),
-			Invalidate:   keys.Invalidate},
-		KeyCacheTTL:   0, // the local server's cache is invalidated at once
-		Webhooks:      events.Admin(),
-		SkipUnhealthy: env.SkipUnhealthy,
-		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
-		Metrics:       m.Handler(),
-		Tracer:        tracer,
-		Events:        events.Publisher,
-	}, wait, nil
+	d.Tracer = tracer
+	return d, wait, nil
 }

@@ -172,12 +172,22 @@ const SERIES = [
   { id: "refusals", type: "api:limit_reached", label: "Limit refusals", cls: "bar2", weight: (e) => e.metadata?.data?.refusals || 1 },
 ];
 
+// Requests come from the gateway's request counts (GET /admin/stats/requests: minute buckets for
+// the hour, hour buckets for the day and week), which every process writes once a minute.
+const REQUESTS = { id: "requests", label: "Requests", cls: "bar4" };
+function requestsChart(d) {
+  const b = d.buckets || [], step = d.resolution === "hour" ? 3600e3 : 60e3;
+  chart($("ov-chart-requests"), REQUESTS, b.map((x) => x.total), b.length ? new Date(b[0].start).getTime() : Date.now(), step, false);
+  return el("div", { class: "card" }, el("b", { id: "ov-requests" }, String(d.total)), `requests (${d.served} served, ${d.failed} failed)`);
+}
+
 async function overview() {
-  const [span, buckets] = RANGES[$("ov-range").value];
+  const range = $("ov-range").value, [span, buckets] = RANGES[range];
   const since = Date.now() - span, step = span / buckets;
-  const [br, ...read] = await Promise.all([api("GET", "admin/circuit-breakers"), ...SERIES.map((s) => auditSince(s.type, since))]);
+  const [br, stats, ...read] = await Promise.all([api("GET", "admin/circuit-breakers"), api("GET", "admin/stats/requests?range=" + range),
+    ...SERIES.map((s) => auditSince(s.type, since))]);
   const slot = (t) => Math.max(0, Math.min(buckets - 1, Math.floor((new Date(t).getTime() - since) / step)));
-  const cards = [];
+  const cards = [requestsChart(stats)];
   SERIES.forEach((s, i) => {
     const counts = new Array(buckets).fill(0);
     for (const e of read[i].logs) counts[slot(e.timestamp)] += s.weight ? s.weight(e) : 1;
@@ -192,7 +202,7 @@ async function overview() {
     byReason[d.reason] = (byReason[d.reason] || 0) + 1;
   }
   const requests = new Set(fails.map((e) => e.metadata?.requestId)).size;
-  cards.splice(1, 0, el("div", { class: "card" }, el("b", {}, String(requests)), "requests that failed over"));
+  cards.splice(2, 0, el("div", { class: "card" }, el("b", {}, String(requests)), "requests that failed over"));
   cards.push(el("div", { class: "card" }, el("b", {}, String((br.circuitBreakers || []).length)), "open breakers"));
   $("ov-cards").replaceChildren(...cards);
   const sorted = (o) => Object.entries(o).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, String(v)]);
@@ -208,7 +218,7 @@ function chart(box, series, counts, since, step, more) {
   const total = counts.reduce((a, b) => a + b, 0);
   if (!total) { box.replaceChildren(el("p", { class: "empty" }, `No ${series.label.toLowerCase()} in this range.`)); return; }
   const NS = "http://www.w3.org/2000/svg", W = 600, H = 120, pad = 24;
-  const max = Math.max(...counts), bw = (W - pad) / counts.length;
+  const max = Math.max(...counts), bw = (W - pad) / counts.length, gap = Math.min(2, bw / 4);
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H + 20}`); svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", `${series.label} per slot: ${counts.join(", ")}`);
@@ -216,7 +226,7 @@ function chart(box, series, counts, since, step, more) {
   add("text", { x: 0, y: 10 }, String(max));
   counts.forEach((v, i) => {
     const x = pad + i * bw, h = (v / max) * (H - 14);
-    if (v) add("rect", { class: series.cls, x: x + 2, y: H - h, width: bw - 4, height: h }).append(Object.assign(document.createElementNS(NS, "title"), { textContent: `${v} ${series.label.toLowerCase()}` }));
+    if (v) add("rect", { class: series.cls, x: x + gap, y: H - h, width: bw - 2 * gap, height: h }).append(Object.assign(document.createElementNS(NS, "title"), { textContent: `${v} ${series.label.toLowerCase()}` }));
     if (i % Math.ceil(counts.length / 6) === 0) add("text", { x, y: H + 14 }, new Date(since + i * step).toLocaleString([], { month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit" }));
   });
   box.replaceChildren(svg);

@@ -4,6 +4,7 @@
 package localservertest
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -20,8 +21,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/localserver"
 )
 
-// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies.
-func Env() gateway.Env { return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20} }
+// Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies,
+// request counts written every 200 ms (so a test sees its requests over time without waiting a
+// minute).
+func Env() gateway.Env {
+	return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, StatsFlush: 200 * time.Millisecond}
+}
 
 // Server is a running local gateway.
 type Server struct {
@@ -36,11 +41,19 @@ type Server struct {
 	Stop func()
 }
 
-// Serve starts the gateway over cat with env; wrap (nil: none) wraps its mux, e.g. in a
-// validator.
+// Serve starts the gateway over cat with env on a new store; wrap (nil: none) wraps its mux, e.g.
+// in a validator.
 func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, wrap func(http.Handler) http.Handler) *Server {
 	t.Helper()
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+	return ServeAt(t, filepath.Join(t.TempDir(), "gateway.db"), cat, env, wrap)
+}
+
+// ServeAt is Serve on the store file at path, which may hold records already: its admin key is
+// env.BootstrapKey when set (made sure to exist, as make run does), else a new one when the
+// store holds no key.
+func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env gateway.Env, wrap func(http.Handler) http.Handler) *Server {
+	t.Helper()
+	store, err := boltstore.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +69,12 @@ func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, wrap func(http.H
 		wait()
 		store.Close()
 	}
-	secret, err := gateway.Bootstrap(ctx, store, "")
+	secret, err := gateway.Bootstrap(ctx, store, env.BootstrapKey)
 	if err != nil {
 		stop()
 		t.Fatal(err)
 	}
+	secret = cmp.Or(secret, env.BootstrapKey)
 	gw, err := gateway.New(deps)
 	if err != nil {
 		stop()
