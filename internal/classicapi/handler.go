@@ -59,7 +59,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 
 // Completion is what this request asks of the completion service.
 func (in *Input) Completion() completion.Input {
-	return completion.Input{Surface: Surface, Body: in.Upstream, Policy: in.Policy, UserID: in.UserID, Stream: in.Stream}
+	return completion.Input{Surface: Surface, Body: in.Upstream, Policy: in.Policy, UserID: in.UserID, Stream: in.Stream, MaxTokens: in.MaxTokens}
 }
 
 // serve answers a.

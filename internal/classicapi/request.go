@@ -55,6 +55,7 @@ type Input struct {
 	UserID         string // on-behalf-of user; "" when none
 	Index          string
 	Policy         string // smltp_policy as sent; "" when none
+	MaxTokens      int    // max_tokens as the upstream body carries it (default and cap applied)
 	// Upstream is the OpenAI-shaped body completion.Service runs, the chain fields carried
 	// through as sent so chain.ParseSpec reads (and judges) them.
 	Upstream []byte
@@ -137,7 +138,7 @@ func Parse(body []byte) (*Input, error) {
 	if p != nil {
 		return nil, p
 	}
-	in.Policy = name
+	in.Policy, in.MaxTokens = name, up.MaxTokens
 	var err error
 	up.Model = raw(v[fModel])
 	up.Models = raw(v[fModels])

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/tidwall/gjson"
 )
 
 // base is a valid body with its last brace open, so cases can add or override members.
@@ -165,5 +168,26 @@ func TestOnBehalfOf(t *testing.T) {
 				t.Errorf("status = %d, want %d: %s", res.status, tc.status, res.body)
 			}
 		})
+	}
+}
+
+// The completion is told the max_tokens the upstream body carries: the default when unset, the
+// cap when above it.
+func TestCompletionCarriesMaxTokens(t *testing.T) {
+	for extra, want := range map[string]int{
+		``:                   classicapi.DefaultMaxTokens,
+		`,"max_tokens":50`:   50,
+		`,"max_tokens":9000`: classicapi.MaxMaxTokens,
+	} {
+		in, err := classicapi.Parse([]byte(base + `,"prompt":"hi"` + extra + `}`))
+		if err != nil {
+			t.Fatalf("%q: %v", extra, err)
+		}
+		if got := in.Completion().MaxTokens; got != want {
+			t.Errorf("%q: MaxTokens %d, want %d", extra, got, want)
+		}
+		if got := gjson.GetBytes(in.Upstream, "max_tokens").Int(); got != int64(want) {
+			t.Errorf("%q: upstream max_tokens %d, want %d", extra, got, want)
+		}
 	}
 }

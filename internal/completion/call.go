@@ -23,6 +23,9 @@ type Input struct {
 	Policy  string // smltp_policy as sent; "" when none
 	UserID  string // on-behalf-of user; "" when none
 	Stream  bool
+	// MaxTokens is the output the request allows (the larger of max_tokens and
+	// max_completion_tokens), read by the surface in its one pass over the body; 0 when unset.
+	MaxTokens int
 }
 
 // Call is a completion admitted to run: its caller, its resolved chain and its policy. Run it
@@ -38,7 +41,8 @@ type Call struct {
 	once      sync.Once
 
 	// Governance state (controls.go).
-	models        []*catalog.Model // each target's catalog entry (its deployment's), in order
+	routes        []catalog.Route  // where each target's attempts go, resolved once by Open, in order
+	models        []*catalog.Model // each route's catalog entry (its deployment's), in order
 	verdicts      []policy.Verdict
 	reservation   *billing.Reservation
 	hedgeHolds    []*billing.Reservation // the quota held for each hedge started (hedge_after_ms)
@@ -76,19 +80,42 @@ func (c *Call) prepare() error {
 		return fault.New(fault.Forbidden, "Access denied", "user_id: only an admin API key may act on behalf of another user").
 			WithCode("on_behalf_of_denied").WithParam("user_id")
 	}
-	spec, err := chain.ParseSpec(c.Input.Body)
-	if err != nil {
-		return err
-	}
-	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
-		return err
-	}
-	if c.Plan, c.models, err = c.svc.checkModels(c.key, c.Plan); err != nil {
-		return err
+	if invalid, denied := c.resolveChain(); invalid != nil {
+		return invalid
+	} else if denied != nil {
+		return denied
 	}
 	// After the chain, in the order a dry run reports its checks (DryRun).
+	var err error
 	c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), "")
 	return err
+}
+
+// resolveChain resolves the call's chain from its body and checks every model of it, keeping
+// each target's route: the one step Open and DryRun share for the chain. invalid is a chain the
+// body spells wrong; denied, a model the key may not use or that cannot be called.
+func (c *Call) resolveChain() (invalid, denied error) {
+	spec, err := chain.ParseSpec(c.Input.Body)
+	if err == nil {
+		c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings)
+	}
+	if err != nil {
+		return err, nil
+	}
+	if c.Plan, c.routes, err = c.svc.checkModels(c.key, c.Plan); err != nil {
+		return nil, err
+	}
+	c.models = modelsOf(c.routes)
+	return nil, nil
+}
+
+// modelsOf is each route's catalog entry, in order: what policy, limits and billing check.
+func modelsOf(routes []catalog.Route) []*catalog.Model {
+	models := make([]*catalog.Model, len(routes))
+	for i, r := range routes {
+		models[i] = r.Model
+	}
+	return models
 }
 
 // Outcome is how a completion ended, told to the observer exactly once per request.

@@ -17,7 +17,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/receipt"
-	"github.com/tidwall/gjson"
 )
 
 // Controls make every completion a governed call (SPEC 7–9): what a key may spend, which policy
@@ -149,8 +148,7 @@ func (c *Call) admit(ctx context.Context) error {
 // estimate is what the reservation assumes: the prompt's tokens from its size, and max_tokens of
 // output.
 func (c *Call) estimate() billing.Estimate {
-	f := gjson.GetManyBytes(c.Input.Body, "max_tokens", "max_completion_tokens")
-	return billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: int(max(f[0].Int(), f[1].Int()))}
+	return billing.Estimate{InputTokens: billing.EstimateTokens(len(c.Input.Body)), MaxOutputTokens: c.Input.MaxTokens}
 }
 
 // BillingFallback reports whether a user-completions key is paying by usage-by-model for this
@@ -302,12 +300,17 @@ func billingUsage(u *provider.Usage) *billing.Usage {
 // modelOf is the catalog entry a report line's attempt was sent to: its deployment's, for a
 // model served by several, whose price is then the deployment's when it has one.
 func (c *Call) modelOf(line chain.Attempt) *catalog.Model {
-	for i, t := range c.Plan.Targets {
-		if t.Model == line.Model && t.Provider == line.Provider {
-			return c.models[i]
+	return c.routeOf(chain.Target{Model: line.Model, Provider: line.Provider}).Model
+}
+
+// routeOf is where t's attempts go, as Open resolved it: its model's route, or its deployment's.
+func (c *Call) routeOf(t chain.Target) catalog.Route {
+	for i, pt := range c.Plan.Targets {
+		if pt.Model == t.Model && pt.Provider == t.Provider {
+			return c.routes[i]
 		}
 	}
-	return c.models[0]
+	return c.routes[0]
 }
 
 // receipt is the signed record of a served request: the policy and its verdict, every attempt

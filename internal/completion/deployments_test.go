@@ -2,6 +2,7 @@ package completion_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -107,5 +108,60 @@ func TestADeploymentIsBilledAtItsOwnPrice(t *testing.T) {
 				t.Errorf("billed %d µ$ for %s, want %d (served by %s)", obs.o.Bill.Micros, obs.o.Bill.Model, want, tc.servedWas)
 			}
 		})
+	}
+}
+
+// routedAtOpen routes like its router until closed, then refuses: what a catalog that changed
+// after Open would do to an attempt that routed afresh.
+type routedAtOpen struct {
+	*catalog.Router
+	closed bool
+	calls  int
+}
+
+func (r *routedAtOpen) Route(model string) (catalog.Route, error) {
+	r.calls++
+	if r.closed {
+		return catalog.Route{}, errors.New("routed after Open")
+	}
+	return r.Router.Route(model)
+}
+
+// The routes Open resolved and checked are the ones every attempt sends to: a failover to the
+// second deployment routes nothing again.
+func TestAttemptsUseTheRoutesOpenResolved(t *testing.T) {
+	claude := pt.New(t, pt.Anthropic.Handler(pt.Unavailable, claudeText))
+	compat := pt.New(t, pt.OpenAI.Handler(pt.Serve, "Served by the compatible deployment."))
+	cat := &catalog.Catalog{
+		Providers: map[string]catalog.ProviderConfig{
+			"anthropic": {Type: "anthropic", BaseURL: claude.URL, APIKeyEnv: "ANTHROPIC_KEY"},
+			"compat":    {Type: "openai", BaseURL: compat.URL + "/v1", APIKeyEnv: "COMPAT_KEY"},
+		},
+		Models: map[string]*catalog.Model{claudeModel: {Name: claudeModel, Deployments: []catalog.Deployment{
+			{Provider: "anthropic", Upstream: "claude-fake", Region: "us"},
+			{Provider: "compat", Upstream: "claude-compat", Region: "us"}}}},
+	}
+	inner, err := catalog.NewRouter(cat, map[string]catalog.Factory{"openai": openai.New, "anthropic": anthropic.New},
+		func(string) string { return "test-key" }, provider.NewHTTPClient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := &routedAtOpen{Router: inner}
+	svc := &completion.Service{Router: router, Settings: chain.ProjectSettings, Controls: completion.Controls{Ledger: byUsage{}}}
+	ctx := identity.WithKey(pt.WithTimeout(t, 20*time.Second), &apikey.Key{})
+	call, err := svc.Open(ctx, completion.Input{Body: []byte(`{"model":"` + claudeModel + `","messages":[{"role":"user","content":"Hi"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router.closed = true
+	c, report, err := call.Complete(ctx)
+	if err != nil {
+		t.Fatalf("an attempt routed again after Open: %v (report %+v)", err, report.Attempts)
+	}
+	if n := len(report.Attempts); n != 2 || report.Attempts[1].Provider != "compat" || c.Served != claudeModel {
+		t.Fatalf("report %+v, served %q: want the failover to the second deployment to serve", report.Attempts, c.Served)
+	}
+	if router.calls != 1 {
+		t.Errorf("the chain's one model was routed %d times, want once (at Open)", router.calls)
 	}
 }

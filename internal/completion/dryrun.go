@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/policycheck"
 )
@@ -37,23 +35,19 @@ func (s *Service) DryRun(ctx context.Context, in Input, validation error) policy
 		skipped()
 		return out
 	}
-	spec, err := chain.ParseSpec(in.Body)
-	if err == nil {
-		c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, s.Settings)
-	}
-	if err != nil {
-		out.Input = err
+	invalid, denied := c.resolveChain()
+	if invalid != nil {
+		out.Input = invalid
 		skipped()
 		return out
 	}
 	out.Models = c.Plan.Models()
-	var models []*catalog.Model
-	c.Plan, models, err = s.checkModels(c.key, c.Plan)
-	if err != nil {
+	if denied != nil {
 		skipped()
-		out.ModelAccess = err
+		out.ModelAccess = denied
 		return out
 	}
+	models := c.models
 	if b := s.Controls.Breakers; b != nil {
 		out.Breaker = b.Check(ctx, c.key) // reads only: a violation is counted by the real call
 	}

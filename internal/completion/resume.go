@@ -151,8 +151,8 @@ func (st *Stream) resumeOnNext() bool {
 		if t.Skip != "" {
 			continue // never tried: a deployment the policy forbids
 		}
-		route, err := c.svc.route(t)
-		if err != nil || !route.Model.ContinuePrefix {
+		route := c.routeOf(t)
+		if !route.Model.ContinuePrefix {
 			continue // passed over: it cannot continue a prefix
 		}
 		start := time.Now()
@@ -198,10 +198,7 @@ func (st *Stream) continueOn(t chain.Target, route catalog.Route) (*Stream, cont
 	if err != nil {
 		return nil, nil, err
 	}
-	_, req, err := c.svc.request(t, body, true)
-	if err != nil {
-		return nil, nil, err
-	}
+	req := newRequest(route, body, true)
 	if req.OnSend, err = c.govern(st.parent, t, route); err != nil {
 		return nil, nil, err
 	}

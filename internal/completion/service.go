@@ -50,11 +50,11 @@ func notAllowed(model string) error {
 // checkModels checks every model of plan — catalog, provider readiness, the key's allowlist —
 // before any attempt, so a chain that could not fully run is refused with nothing spent. It gives
 // each target its context window and returns the plan with a target per deployment of each model
-// served by several (in catalog order, or drawn by weight), and the catalog entry each target
-// sends to, in order (a deployment's own for a deployment). A chain without such a model keeps
-// its targets as they are.
-func (s *Service) checkModels(key *apikey.Key, plan chain.Plan) (chain.Plan, []*catalog.Model, error) {
-	models := make([]*catalog.Model, len(plan.Targets))
+// served by several (in catalog order, or drawn by weight), and the route each target's attempts
+// go to, in order (a deployment's own for a deployment): resolved here once, so every attempt of
+// the call sends where these checks looked. A chain without such a model keeps its targets.
+func (s *Service) checkModels(key *apikey.Key, plan chain.Plan) (chain.Plan, []catalog.Route, error) {
+	routes := make([]catalog.Route, len(plan.Targets))
 	deployed := false
 	for i, t := range plan.Targets {
 		route, err := s.Router.Route(t.Model)
@@ -65,45 +65,43 @@ func (s *Service) checkModels(key *apikey.Key, plan chain.Plan) (chain.Plan, []*
 			return plan, nil, notAllowed(t.Model)
 		}
 		plan.Targets[i].ContextWindow = route.Model.ContextWindow
-		models[i] = route.Model
+		routes[i] = route
 		deployed = deployed || len(route.Deployments) > 0
 	}
 	if !deployed {
-		return plan, models, nil
+		return plan, routes, nil
 	}
-	return s.deploy(plan, models)
+	plan, routes = s.deploy(plan, routes)
+	return plan, routes, nil
 }
 
 // deploy gives each model with deployments one target per deployment whose provider can be
-// called, in the order the model's deployments are to be tried.
-func (s *Service) deploy(plan chain.Plan, models []*catalog.Model) (chain.Plan, []*catalog.Model, error) {
+// called, in the order the model's deployments are to be tried, each with its deployment's route.
+func (s *Service) deploy(plan chain.Plan, routes []catalog.Route) (chain.Plan, []catalog.Route) {
 	targets := make([]chain.Target, 0, 2*len(plan.Targets))
-	out := make([]*catalog.Model, 0, cap(targets))
+	out := make([]catalog.Route, 0, cap(targets))
 	for i, t := range plan.Targets {
-		route, err := s.Router.Route(t.Model)
-		if err != nil {
-			return plan, nil, err
-		}
+		route := routes[i]
 		if len(route.Deployments) == 0 {
-			targets, out = append(targets, t), append(out, models[i])
+			targets, out = append(targets, t), append(out, route)
 			continue
 		}
 		order := inOrder(len(route.Deployments))
-		if models[i].Weighted() {
+		if route.Model.Weighted() {
 			weights := make([]int, len(route.Deployments))
 			for k, d := range route.Deployments {
-				weights[k] = models[i].Weight(d.Model.Provider)
+				weights[k] = route.Model.Weight(d.Model.Provider)
 			}
 			order = s.Engine.Picker.Order(weights)
 		}
 		for _, k := range order {
 			d := route.Deployments[k]
 			t.Provider = d.Model.Provider
-			targets, out = append(targets, t), append(out, d.Model)
+			targets, out = append(targets, t), append(out, d)
 		}
 	}
 	plan.Targets = targets
-	return plan, out, nil
+	return plan, out
 }
 
 // inOrder is 0…n-1: deployments tried in catalog order.
@@ -113,20 +111,6 @@ func inOrder(n int) []int {
 		out[i] = i
 	}
 	return out
-}
-
-// route returns where an attempt of t goes: its model's provider, or its deployment's.
-func (s *Service) route(t chain.Target) (catalog.Route, error) {
-	route, err := s.Router.Route(t.Model)
-	if err != nil || t.Provider == "" {
-		return route, err
-	}
-	for _, d := range route.Deployments {
-		if d.Model.Provider == t.Provider {
-			return d, nil
-		}
-	}
-	return catalog.Route{}, &catalog.ModelError{Model: t.Model, Unavailable: true, Detail: "its deployment on " + t.Provider + " cannot be called"}
 }
 
 // Completion is a served non-streamed answer.
@@ -186,24 +170,19 @@ func lineWith(rep chain.Report, s chain.Status) chain.Attempt {
 
 // request builds attempt t's provider request, governed (controls.go).
 func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalog.Route, *provider.Request, error) {
-	route, req, err := c.svc.request(t, c.Input.Body, stream)
-	if err != nil {
-		return route, nil, err
-	}
+	route := c.routeOf(t)
+	req := newRequest(route, c.Input.Body, stream)
+	var err error
 	if req.OnSend, err = c.govern(ctx, t, route); err != nil {
 		return route, nil, err
 	}
 	return route, req, nil
 }
 
-func (s *Service) request(t chain.Target, body []byte, stream bool) (catalog.Route, *provider.Request, error) {
-	route, err := s.route(t)
-	if err != nil {
-		return route, nil, err
-	}
+func newRequest(route catalog.Route, body []byte, stream bool) *provider.Request {
 	req := &provider.Request{Body: body, Model: route.Model.Upstream, Stream: stream}
 	if len(route.Model.Regions) > 0 {
 		req.Region = route.Model.Regions[0]
 	}
-	return route, req, nil
+	return req
 }

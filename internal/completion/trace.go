@@ -62,9 +62,7 @@ func (c *Call) traceAttempt(ctx context.Context, t chain.Target) (context.Contex
 	tr := c.trace
 	start := AttemptStart{Model: t.Model, Provider: t.Provider, Index: tr.traced, Body: c.Input.Body}
 	tr.traced++
-	if route, err := c.svc.route(t); err == nil {
-		start.Wire = route.Wire
-	}
+	start.Wire = c.routeOf(t).Wire
 	ctx, span := c.svc.Tracer.Attempt(ctx, start)
 	return ctx, func(a chain.Attempt) {
 		if a.Status == chain.Served {

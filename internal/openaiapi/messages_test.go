@@ -50,3 +50,24 @@ func TestCheckMessagesAsOpenAIDoes(t *testing.T) {
 		})
 	}
 }
+
+// The completion gets the output the request allows from the surface's one read of the body:
+// the larger of max_tokens and max_completion_tokens, 0 when neither is set.
+func TestReadCarriesMaxTokens(t *testing.T) {
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	for body, want := range map[string]int{
+		`{` + msgs + `}`:                                               0,
+		`{` + msgs + `,"max_tokens":200}`:                              200,
+		`{` + msgs + `,"max_completion_tokens":300}`:                   300,
+		`{` + msgs + `,"max_tokens":200,"max_completion_tokens":300}`:  300,
+		`{` + msgs + `,"max_tokens":null,"max_completion_tokens":300}`: 300,
+	} {
+		in, err := Read([]byte(body))
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if in.MaxTokens != want {
+			t.Errorf("%s: MaxTokens %d, want %d", body, in.MaxTokens, want)
+		}
+	}
+}

@@ -50,7 +50,8 @@ func read(body []byte) (*request, error) {
 			return nil, p
 		}
 	}
-	in := &request{in: completion.Input{Surface: Surface, Body: body, Stream: f[1].Type == gjson.True}, wantUsage: f[2].Bool()}
+	in := &request{in: completion.Input{Surface: Surface, Body: body, Stream: f[1].Type == gjson.True,
+		MaxTokens: int(max(f[firstNumeric+2].Int(), f[firstNumeric+3].Int()))}, wantUsage: f[2].Bool()}
 	if s := f[1]; s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
 		return nil, fault.Invalid("stream", "stream must be a boolean")
 	}
