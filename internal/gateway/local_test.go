@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -91,22 +92,30 @@ func TestAFailoverReachesASignedWebhook(t *testing.T) {
 // The local server gives each key its read budget on /v1/models and the other reading routes,
 // apart from its chat limits (issue 21 item 14).
 func TestTheReadRoutesHaveAPerKeyBudget(t *testing.T) {
-	g := gatewaykit.ServeFakes(t, "")
-	key := g.NewKey(t, `{"name":"reader","userId":"reader"}`)
-	if now := time.Now(); now.Second() >= 55 { // the reads must share one calendar minute
-		time.Sleep(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
-	}
-	refused := 0
-	for range httpapi.DefaultReadBudget + 1 {
-		if status, _, _ := g.Call(t, "GET", "/v1/models", key, ""); status == http.StatusTooManyRequests {
-			refused++
+	// Unvalidated: 301 reads through the OpenAPI validator took longer than a minute's margin on a
+	// busy machine (the other tests validate these routes' answers).
+	g := gatewaykit.ServeFakes(t, "", gatewaykit.Unvalidated())
+	// The reads must share one calendar minute: a run that crossed into the next (its budget
+	// renewed) is run again with a fresh key.
+	for try := 1; ; try++ {
+		key := g.NewKey(t, fmt.Sprintf(`{"name":"reader-%d","userId":"reader"}`, try))
+		minute := time.Now().Truncate(time.Minute)
+		refused := 0
+		for range httpapi.DefaultReadBudget + 1 {
+			if status, _, _ := g.Call(t, "GET", "/v1/models", key, ""); status == http.StatusTooManyRequests {
+				refused++
+			}
 		}
-	}
-	if refused != 1 {
-		t.Errorf("%d of %d reads refused, want the one past the budget", refused, httpapi.DefaultReadBudget+1)
-	}
-	if status, _, body := g.Call(t, "POST", "/v1/chat/completions", key, gatewaykit.ChatBody(`"model":"fake/ok"`)); status != 200 {
-		t.Errorf("a chat request after the reads: %d %s, want 200 (the budgets are apart)", status, body.Raw)
+		if !time.Now().Truncate(time.Minute).Equal(minute) && try < 3 {
+			continue
+		}
+		if refused != 1 {
+			t.Errorf("%d of %d reads refused, want the one past the budget", refused, httpapi.DefaultReadBudget+1)
+		}
+		if status, _, body := g.Call(t, "POST", "/v1/chat/completions", key, gatewaykit.ChatBody(`"model":"fake/ok"`)); status != 200 {
+			t.Errorf("a chat request after the reads: %d %s, want 200 (the budgets are apart)", status, body.Raw)
+		}
+		return
 	}
 }
 
