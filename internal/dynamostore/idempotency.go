@@ -130,6 +130,11 @@ func (s *Store) Claim(ctx context.Context, scope, key string, p idempotency.Pend
 		if holder == nil || idemExpired(holder, p.Now) {
 			continue // released or expired since the put was refused: claim again
 		}
+		if tok, _ := holder[attrIdemToken].(*types.AttributeValueMemberS); tok != nil && tok.Value == p.Token {
+			// Our own claim: the put succeeded but its answer was lost, and the SDK's retry of it
+			// was refused by the item the first try wrote.
+			return idempotency.Claim{State: idempotency.Owned}, nil
+		}
 		return claimOf(holder)
 	}
 	return idempotency.Claim{}, fmt.Errorf("dynamostore: idempotency claim %q: %w", key, ErrConflict)

@@ -6,9 +6,14 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/secureai-gateway/gateway/internal/testenv"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testenv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -126,5 +131,46 @@ func TestIdempotencyExpiryIsExact(t *testing.T) {
 	}
 	if got := at(time.Hour, "t3"); got != idempotency.Owned {
 		t.Errorf("at expiry (same TTL second): state %v, want Owned", got)
+	}
+}
+
+// losingTransport sends the first PutItem and then loses its answer, as a connection reset after
+// the request reached DynamoDB would: the SDK retries the put.
+type losingTransport struct {
+	mu   sync.Mutex
+	lost bool
+}
+
+func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(r)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && !l.lost && r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" {
+		l.lost = true
+		res.Body.Close()
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	}
+	return res, err
+}
+
+// A claim whose put succeeded but whose answer was lost is still the claimant's: the SDK's retry
+// is refused by the item the first try wrote, and that item carries the claim's own token.
+func TestAClaimWhoseAnswerWasLostIsOwned(t *testing.T) {
+	lose := &losingTransport{}
+	cfg := testenv.AWSConfig(t, testenv.MotoSerial(t))
+	cfg.HTTPClient = &http.Client{Transport: lose}
+	s := newStore(t, dynamodb.NewFromConfig(cfg))
+	now := time.Now()
+	c, err := s.Claim(context.Background(), "k1", "a", idempotency.Pending{RequestHash: "h", Token: "t1", Now: now, LeaseUntil: now.Add(time.Minute)})
+	if err != nil || c.State != idempotency.Owned {
+		t.Fatalf("Claim = %+v, %v; want Owned", c, err)
+	}
+	if !lose.lost {
+		t.Fatal("no answer was lost: the test did not run the retry")
+	}
+	// Another claimant still finds it held.
+	c, err = s.Claim(context.Background(), "k1", "a", idempotency.Pending{RequestHash: "h", Token: "t2", Now: now, LeaseUntil: now.Add(time.Minute)})
+	if err != nil || c.State != idempotency.InProgress {
+		t.Fatalf("a second claimant: %+v, %v; want InProgress", c, err)
 	}
 }
