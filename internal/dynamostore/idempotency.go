@@ -206,13 +206,28 @@ func (s *Store) Complete(ctx context.Context, scope, key, token string, rec idem
 	if err != nil {
 		return err
 	}
+	// The record keeps the claim's token, so a retry of this put (its first answer lost) that the
+	// record itself refuses is known for what it is.
+	item[attrIdemToken] = &types.AttributeValueMemberS{Value: token}
 	if size := itemSize(item); size > MaxItemBytes {
 		if err := s.Release(ctx, scope, key, token); err != nil {
 			return err // ErrNotOwner included: someone else holds the key, which matters more
 		}
 		return &RecordTooLargeError{Scope: scope, Key: key, Size: size}
 	}
-	return notOwner(s.putIf(ctx, s.tables.Idempotency, item, ownedBy(token)))
+	err = notOwner(s.putIf(ctx, s.tables.Idempotency, item, ownedBy(token)))
+	if errors.Is(err, idempotency.ErrNotOwner) {
+		held, gerr := s.getIdem(ctx, pk)
+		if gerr != nil {
+			return gerr
+		}
+		state, _ := held[attrIdemState].(*types.AttributeValueMemberS)
+		tok, _ := held[attrIdemToken].(*types.AttributeValueMemberS)
+		if state != nil && state.Value == idemDone && tok != nil && tok.Value == token {
+			return nil
+		}
+	}
+	return err
 }
 
 // Release implements idempotency.Store.

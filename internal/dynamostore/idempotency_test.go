@@ -134,10 +134,11 @@ func TestIdempotencyExpiryIsExact(t *testing.T) {
 	}
 }
 
-// losingTransport sends the first PutItem and then loses its answer, as a connection reset after
-// the request reached DynamoDB would: the SDK retries the put.
+// losingTransport sends the PutItem after the first skip ones and then loses its answer, as a
+// connection reset after the request reached DynamoDB would: the SDK retries the put.
 type losingTransport struct {
 	mu   sync.Mutex
+	skip int
 	lost bool
 }
 
@@ -146,6 +147,10 @@ func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err == nil && !l.lost && r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" {
+		if l.skip > 0 {
+			l.skip--
+			return res, err
+		}
 		l.lost = true
 		res.Body.Close()
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
@@ -172,5 +177,33 @@ func TestAClaimWhoseAnswerWasLostIsOwned(t *testing.T) {
 	c, err = s.Claim(context.Background(), "k1", "a", idempotency.Pending{RequestHash: "h", Token: "t2", Now: now, LeaseUntil: now.Add(time.Minute)})
 	if err != nil || c.State != idempotency.InProgress {
 		t.Fatalf("a second claimant: %+v, %v; want InProgress", c, err)
+	}
+}
+
+// A record whose put succeeded but whose answer was lost is completed: the SDK's retry is refused
+// by the record the first try wrote, which carries the claim's token.
+func TestACompleteWhoseAnswerWasLostSucceeds(t *testing.T) {
+	lose := &losingTransport{skip: 1} // the claim's put goes through
+	cfg := testenv.AWSConfig(t, testenv.MotoSerial(t))
+	cfg.HTTPClient = &http.Client{Transport: lose}
+	s := newStore(t, dynamodb.NewFromConfig(cfg))
+	now := time.Now()
+	ctx := context.Background()
+	if c, err := s.Claim(ctx, "k1", "a", idempotency.Pending{RequestHash: "h", Token: "t1", Now: now, LeaseUntil: now.Add(time.Minute)}); err != nil || c.State != idempotency.Owned {
+		t.Fatalf("Claim = %+v, %v; want Owned", c, err)
+	}
+	rec := idempotency.Record{RequestHash: "h", Status: 200, ContentType: "application/json", Body: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.Complete(ctx, "k1", "a", "t1", rec); err != nil {
+		t.Fatalf("Complete: %v, want nil", err)
+	}
+	if !lose.lost {
+		t.Fatal("no answer was lost: the test did not run the retry")
+	}
+	if c, err := s.Claim(ctx, "k1", "a", idempotency.Pending{RequestHash: "h", Token: "t2", Now: now, LeaseUntil: now.Add(time.Minute)}); err != nil || c.State != idempotency.Completed {
+		t.Fatalf("a later claim: %+v, %v; want Completed", c, err)
+	}
+	// A superseded claimant is still refused.
+	if err := s.Complete(ctx, "k1", "a", "t9", rec); !errors.Is(err, idempotency.ErrNotOwner) {
+		t.Fatalf("Complete by another token: %v, want ErrNotOwner", err)
 	}
 }
