@@ -221,27 +221,37 @@ func TestAHedgeNeedsItsQuota(t *testing.T) {
 		{1, "fake/slow-first-token:served::quota", false, 1},
 		{2, "fake/slow-first-token:cancelled:hedge_lost: fake/ok:served::", true, 1},
 	} {
-		user := "hedger-" + strconv.Itoa(tc.points)
-		key := g.NewKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
-		if status, _, b := g.Call(t, "PUT", "/admin/users/"+user, g.Admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
-			t.Fatalf("setting the user: %d %s", status, b.Raw)
-		}
-		okCalls := g.Upstream.Fake.Calls("ok")
-		status, _, b := g.Call(t, "POST", "/v1/chat/completions", key, body)
-		var got []string
-		for _, a := range b.Get("secureai.failover.attempts").Array() {
-			got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
-		}
-		if status != 200 || strings.Join(got, " ") != tc.report {
-			t.Errorf("%d points: %d report %q, want %q\n%s", tc.points, status, strings.Join(got, " "), tc.report, b.Raw)
-		}
-		if called := g.Upstream.Fake.Calls("ok") > okCalls; called != tc.calledOK {
-			t.Errorf("%d points: the hedge model called: %v, want %v", tc.points, called, tc.calledOK)
-		}
-		if _, _, usage := g.Call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != tc.pointsUsed {
+		usage := hedgeWithPoints(t, g, "hedger-", tc.points, body, tc.report, tc.calledOK)
+		if usage.Get("points.used").Int() != tc.pointsUsed {
 			t.Errorf("%d points: used %d, want %d: %s", tc.points, usage.Get("points.used").Int(), tc.pointsUsed, usage.Raw)
 		}
 	}
+}
+
+// hedgeWithPoints sends body with a fresh key whose user has points, checks the report lines
+// ("model:status:reason:hedge_skipped") and whether fake/ok was called, and returns the key's
+// /usage.
+func hedgeWithPoints(t *testing.T, g *gatewaykit.Server, prefix string, points int, body, report string, calledOK bool) gjson.Result {
+	t.Helper()
+	user := prefix + strconv.Itoa(points)
+	key := g.NewKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
+	if status, _, b := g.Call(t, "PUT", "/admin/users/"+user, g.Admin, `{"monthlyPoints":`+strconv.Itoa(points)+`}`); status != 200 {
+		t.Fatalf("setting the user: %d %s", status, b.Raw)
+	}
+	okCalls := g.Upstream.Fake.Calls("ok")
+	status, _, b := g.Call(t, "POST", "/v1/chat/completions", key, body)
+	var got []string
+	for _, a := range b.Get("secureai.failover.attempts").Array() {
+		got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
+	}
+	if status != 200 || strings.Join(got, " ") != report {
+		t.Errorf("%d points: %d report %q, want %q\n%s", points, status, strings.Join(got, " "), report, b.Raw)
+	}
+	if called := g.Upstream.Fake.Calls("ok") > okCalls; called != calledOK {
+		t.Errorf("%d points: fake/ok called: %v, want %v", points, called, calledOK)
+	}
+	_, _, usage := g.Call(t, "GET", "/usage", key, "")
+	return usage
 }
 
 // When the hedge too is slow, the primary is dropped for the third model (still two at a time),
@@ -258,25 +268,9 @@ func TestASecondHedgeReplacesThePrimary(t *testing.T) {
 		{2, "fake/slow-first-token:served:: other/slow-first-token:cancelled:hedge_lost:quota", false},
 		{3, "fake/slow-first-token:cancelled:hedge_lost: other/slow-first-token:cancelled:hedge_lost: fake/ok:served::", true},
 	} {
-		user := "second-hedger-" + strconv.Itoa(tc.points)
-		key := g.NewKey(t, `{"name":"`+user+`","userId":"`+user+`"}`)
-		if status, _, b := g.Call(t, "PUT", "/admin/users/"+user, g.Admin, `{"monthlyPoints":`+strconv.Itoa(tc.points)+`}`); status != 200 {
-			t.Fatalf("setting the user: %d %s", status, b.Raw)
-		}
-		okCalls := g.Upstream.Fake.Calls("ok")
-		status, _, b := g.Call(t, "POST", "/v1/chat/completions", key, body)
-		var got []string
-		for _, a := range b.Get("secureai.failover.attempts").Array() {
-			got = append(got, a.Get("model").String()+":"+a.Get("status").String()+":"+a.Get("reason").String()+":"+a.Get("hedge_skipped").String())
-		}
-		if status != 200 || strings.Join(got, " ") != tc.report {
-			t.Errorf("%d points: %d report %q, want %q\n%s", tc.points, status, strings.Join(got, " "), tc.report, b.Raw)
-		}
-		if called := g.Upstream.Fake.Calls("ok") > okCalls; called != tc.calledOK {
-			t.Errorf("%d points: the third model called: %v, want %v", tc.points, called, tc.calledOK)
-		}
+		usage := hedgeWithPoints(t, g, "second-hedger-", tc.points, body, tc.report, tc.calledOK)
 		// Points count answers: one, whichever served; the holds of the hedges are given back.
-		if _, _, usage := g.Call(t, "GET", "/usage", key, ""); usage.Get("points.used").Int() != 1 || usage.Get("points.remaining").Int() != int64(tc.points-1) {
+		if usage.Get("points.used").Int() != 1 || usage.Get("points.remaining").Int() != int64(tc.points-1) {
 			t.Errorf("%d points: %s, want 1 used and the rest remaining", tc.points, usage.Get("points").Raw)
 		}
 	}
