@@ -18,19 +18,43 @@ import (
 // It runs once per streamed chunk, so it allocates nothing when w is an io.StringWriter (an
 // http.ResponseWriter is) and model needs no escaping.
 func WriteObject(w io.Writer, obj []byte, model string, key string, extra []byte) error {
-	end := bytes.LastIndexByte(obj, '}')
+	return Find(obj).Write(w, model, key, extra)
+}
+
+// Object is a JSON object with its "model" member located, so that it can be measured (Len) and
+// written (Write) without being searched twice. It refers to obj, which must outlive it.
+type Object struct {
+	obj        []byte
+	end        int // the closing brace; -1 when obj is no object
+	model, raw int // the model value's offset and length; model 0 when there is none
+}
+
+// Find locates obj's closing brace and its top-level "model" value.
+func Find(obj []byte) Object {
+	o := Object{obj: obj, end: bytes.LastIndexByte(obj, '}')}
+	if o.end >= 0 {
+		// The result aliases obj and is dropped here, so obj need not be copied to a string
+		// (gjson.GetBytes would copy the value out).
+		m := gjson.Get(unsafe.String(unsafe.SliceData(obj), len(obj)), "model")
+		if m.Exists() {
+			o.model, o.raw = m.Index, len(m.Raw)
+		}
+	}
+	return o
+}
+
+// Write writes the object as WriteObject does.
+func (o Object) Write(w io.Writer, model string, key string, extra []byte) error {
+	obj, end := o.obj, o.end
 	if end < 0 {
 		_, err := w.Write(obj)
 		return err
 	}
-	// The result aliases obj and is dropped before returning, so obj need not be copied to a
-	// string (gjson.GetBytes would copy the value out).
-	m := gjson.Get(unsafe.String(unsafe.SliceData(obj), len(obj)), "model")
 	ww := writer{w: w}
-	if m.Exists() && m.Index > 0 {
-		ww.write(obj[:m.Index])
+	if o.model > 0 {
+		ww.write(obj[:o.model])
 		ww.quoted(model)
-		ww.write(obj[m.Index+len(m.Raw) : end])
+		ww.write(obj[o.model+o.raw : end])
 	} else {
 		ww.write(obj[:end])
 		if needsComma(obj[:end]) {
@@ -49,11 +73,11 @@ func WriteObject(w io.Writer, obj []byte, model string, key string, extra []byte
 	return ww.err
 }
 
-// ObjectLen is the number of bytes WriteObject writes for the same arguments: an answer's
-// Content-Length, known before it is written.
-func ObjectLen(obj []byte, model string, key string, extra []byte) int {
+// Len is the number of bytes Write writes for the same arguments: an answer's Content-Length,
+// known before it is written.
+func (o Object) Len(model string, key string, extra []byte) int {
 	var n counter
-	_ = WriteObject(&n, obj, model, key, extra)
+	_ = o.Write(&n, model, key, extra)
 	return int(n)
 }
 

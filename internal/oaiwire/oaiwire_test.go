@@ -39,8 +39,8 @@ func TestWriteObject(t *testing.T) {
 			if buf.String() != tc.want {
 				t.Errorf("got  %s\nwant %s", buf.String(), tc.want)
 			}
-			if n := oaiwire.ObjectLen([]byte(tc.obj), tc.model, "secureai", []byte(tc.extra)); n != len(tc.want) {
-				t.Errorf("ObjectLen = %d, want %d", n, len(tc.want))
+			if n := oaiwire.Find([]byte(tc.obj)).Len(tc.model, "secureai", []byte(tc.extra)); n != len(tc.want) {
+				t.Errorf("Len = %d, want %d", n, len(tc.want))
 			}
 			var got, want any
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {

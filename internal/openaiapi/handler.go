@@ -102,8 +102,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion
 		return
 	}
 	sec := secureaiJSON(call, c.Served, report, nil)
-	httpapi.StartAnswer(w, oaiwire.ObjectLen(c.Response.Body, c.Served, "secureai", sec))
-	_ = oaiwire.WriteObject(w, c.Response.Body, c.Served, "secureai", sec)
+	answer := oaiwire.Find(c.Response.Body)
+	httpapi.StartAnswer(w, answer.Len(c.Served, "secureai", sec))
+	_ = answer.Write(w, c.Served, "secureai", sec)
 	httpapi.SendAnswer(w)
 }
 
