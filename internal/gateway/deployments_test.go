@@ -3,8 +3,6 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -192,13 +190,6 @@ func (e *deployEnv) postDeployed(t *testing.T, path, body string) (int, []byte, 
 // call sends a request that tells the observer nothing (a listing, a dry run).
 func (e *deployEnv) call(t *testing.T, method, path, body string) (int, gjson.Result) {
 	t.Helper()
-	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, gjson.ParseBytes(b)
+	status, _, b := gatewaykit.Call(t, method, e.url+path, apikey.NewSecret(), body)
+	return status, b
 }

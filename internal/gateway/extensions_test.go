@@ -1,10 +1,7 @@
 package gateway_test
 
 import (
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,15 +23,8 @@ func TestFailoverExtensionsThroughTheGateway(t *testing.T) {
 	}
 	url := gatewaykit.Bare(t, gatewaykit.Deps(cat, oneKey{}))
 	post := func(body string) (int, gjson.Result) {
-		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+apikey.NewSecret())
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, gjson.ParseBytes(b)
+		status, _, b := gatewaykit.Call(t, "POST", url+"/v1/chat/completions", apikey.NewSecret(), body)
+		return status, b
 	}
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 

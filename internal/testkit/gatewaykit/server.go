@@ -137,7 +137,14 @@ func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env gateway.Env, o
 // Call sends body to path with key (none when "") and returns the status, headers and parsed body.
 func (s *Server) Call(t testing.TB, method, path, key, body string) (int, http.Header, gjson.Result) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+	return Call(t, method, s.URL+path, key, body)
+}
+
+// Call sends body to url with key (none when "") and returns the status, headers and parsed body:
+// Server.Call for a gateway started otherwise (Bare).
+func Call(t testing.TB, method, url, key, body string) (int, http.Header, gjson.Result) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
