@@ -15,14 +15,15 @@ import (
 )
 
 // Input is what a surface hands over once it has validated its own format: the OpenAI-shaped
-// body every attempt translates afresh (chain fields included), and the few fields the gateway
-// itself reads from it.
+// body every attempt translates afresh, and the fields the gateway itself reads from it, read by
+// the surface in its one pass over the body — the completion never parses the body again.
 type Input struct {
 	Surface string // "openai" or "classic": who answers, for observers
 	Body    []byte
-	Policy  string // smltp_policy as sent; "" when none
-	UserID  string // on-behalf-of user; "" when none
-	Stream  bool
+	Chain   chain.Spec // the chain fields (model, models, fallback_models, redundancy), judged
+	Policy  string     // smltp_policy as sent; "" when none
+	UserID  string     // on-behalf-of user; "" when none
+	Stream  bool       // the caller asked for a stream (SSE): Call.Stream, not Call.Complete
 	// MaxTokens is the output the request allows (the larger of max_tokens and
 	// max_completion_tokens), read by the surface in its one pass over the body; 0 when unset.
 	MaxTokens int
@@ -91,15 +92,13 @@ func (c *Call) prepare() error {
 	return err
 }
 
-// resolveChain resolves the call's chain from its body and checks every model of it, keeping
-// each target's route: the one step Open and DryRun share for the chain. invalid is a chain the
-// body spells wrong; denied, a model the key may not use or that cannot be called.
+// resolveChain resolves the call's chain from the request's chain fields and checks every model
+// of it, keeping each target's route: the one step Open and DryRun share for the chain. invalid
+// is a chain that cannot be built (no model, too many); denied, a model the key may not use or
+// that cannot be called.
 func (c *Call) resolveChain() (invalid, denied error) {
-	spec, err := chain.ParseSpec(c.Input.Body)
-	if err == nil {
-		c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings)
-	}
-	if err != nil {
+	var err error
+	if c.Plan, err = chain.Resolve(c.Input.Chain, c.key.FailoverDefaults, c.svc.Settings); err != nil {
 		return err, nil
 	}
 	if c.Plan, c.routes, err = c.svc.checkModels(c.key, c.Plan); err != nil {
