@@ -15,7 +15,7 @@
 // (gateway.New, an in-memory key finder, no store), with allocations and CPU per request and the
 // live heap of long streams.
 //
-// With -cloud it runs the cloud-path benchmark instead (internal/cloudbench): the built
+// With -cloud it runs the cloud-path benchmark instead (internal/bench/cloudbench): the built
 // functions/openai-chat Lambda under the Runtime Interface Emulator against moto, with a proxy in
 // front of moto that holds every AWS call for each delay of -cloud-delays and records it. It
 // reports latency p50 warm and cold, plain and streamed (and failover), the slope (the sequential
@@ -45,8 +45,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/cloudbench"
-	"github.com/secureai-gateway/gateway/internal/latencybench"
+	"github.com/secureai-gateway/gateway/internal/bench/cloudbench"
+	"github.com/secureai-gateway/gateway/internal/bench/latencybench"
 )
 
 func main() {

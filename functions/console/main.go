@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/cloud"
+	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
+	"github.com/secureai-gateway/gateway/internal/aws/cloud"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )

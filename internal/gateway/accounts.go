@@ -3,14 +3,14 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/accountapi"
-	"github.com/secureai-gateway/gateway/internal/adminapi"
+	"github.com/secureai-gateway/gateway/internal/api/accountapi"
+	"github.com/secureai-gateway/gateway/internal/api/adminapi"
+	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/policy"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/signing"

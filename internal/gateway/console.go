@@ -3,8 +3,8 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/console"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/console"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 )
 
 // NewConsole builds the web console at /console/… for a function of its own: the routes its

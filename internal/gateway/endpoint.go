@@ -3,10 +3,10 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/classicapi"
-	"github.com/secureai-gateway/gateway/internal/console"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/console"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 )
 
 // Endpoint is one endpoint of the gateway, all a deployment needs to serve it: the routes it
@@ -25,7 +25,7 @@ type Endpoint struct {
 
 // Needs are the features an endpoint uses. A deployment turns each on — the local server all of
 // them, a function those its environment names (template.yaml gives each function exactly its
-// endpoint's Needs; internal/templatetest checks) — and the builder refuses to start without the
+// endpoint's Needs; internal/systemtest/templatetest checks) — and the builder refuses to start without the
 // ones it cannot serve without (an *OffError).
 type Needs uint
 

@@ -11,9 +11,9 @@ import (
 	"github.com/secureai-gateway/gateway/docs"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/testkit/openapitest"
 )
 
 // Every route answers in its surface's envelope: OpenAI's under /v1, classic elsewhere; a wrong

@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/secureai-gateway/gateway/docs"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 )
 
 // NewOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it

@@ -3,10 +3,10 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/policycheck"
 	"github.com/tidwall/gjson"
 )
