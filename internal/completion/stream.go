@@ -53,7 +53,7 @@ func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
 		return nil, chain.Report{}, err
 	}
 	res, err := chain.Run(ctx, c.engine(), c.Plan, true, func(ctx context.Context, t chain.Target) (*Stream, error) {
-		route, req, err := c.request(ctx, t, true)
+		route, req, err := c.request(ctx, t)
 		if err != nil {
 			return nil, err
 		}
