@@ -121,7 +121,7 @@ type Completion struct {
 
 // Complete runs the call's chain for a whole answer. A failure carries the attempts made.
 func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) {
-	if err := c.admit(ctx); err != nil {
+	if err := c.runSteps(ctx, true); err != nil {
 		c.finish(ctx, Outcome{Err: err})
 		return nil, chain.Report{}, err
 	}
