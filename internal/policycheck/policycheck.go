@@ -100,6 +100,8 @@ const (
 // Result is where check n's conclusion goes in in.
 func (in *Inputs) Result(n Name) *error {
 	switch n {
+	case Input:
+		return &in.Input
 	case ModelAccess:
 		return &in.ModelAccess
 	case SMLTPPolicy:
@@ -110,10 +112,8 @@ func (in *Inputs) Result(n Name) *error {
 		return &in.Quota
 	case CircuitBreaker:
 		return &in.Breaker
-	case RateLimit:
-		return &in.Limit
 	}
-	return &in.Input
+	return &in.Limit // RateLimit, the last
 }
 
 // Inputs are the checks' conclusions; a nil error is a passed check.
