@@ -21,7 +21,8 @@ type step struct {
 	// report the first refusal among them.
 	check policycheck.Name
 	// needs are the steps (bits of their index in steps) that must have passed for this one to be
-	// judged: a dry run reports it not checked otherwise. The real call never gets that far.
+	// judged: a dry run reports it not checked otherwise. (The real call stops at its first
+	// refusal, so it never reaches a step whose need failed.)
 	needs uint
 	// admission marks the steps run just before the first attempt (Complete, Stream) rather than
 	// by Open, so an idempotent replay, which runs no attempt, is neither counted nor charged.
