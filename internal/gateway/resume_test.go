@@ -349,3 +349,43 @@ func TestResumeOnAnthropic(t *testing.T) {
 	}
 	<-got
 }
+
+// A resumed stream bills both models (points count each part's answer), and the continuation's
+// reservation is a hold on the user's record like the admitted one: once the stream has ended
+// both are settled and no hold is left to refund.
+func TestAResumedStreamBillsBothPartsAndLeavesNoHold(t *testing.T) {
+	cat, up := gatewaykit.Fakes(t, "")
+	cat.Models["other/continue"].ContinuePrefix = true
+	g := gatewaykit.Serve(t, cat, gatewaykit.Env(), gatewaykit.WithUpstream(up))
+	key := g.NewKey(t, `{"name":"resumer","userId":"resumer"}`)
+	if status, _, b := g.Call(t, "PUT", "/admin/users/resumer", g.Admin, `{"monthlyPoints":10}`); status != 200 {
+		t.Fatalf("setting the user: %d %s", status, b.Raw)
+	}
+	req, _ := http.NewRequest("POST", g.URL+"/v1/chat/completions", strings.NewReader(
+		`{"models":["fake/cut","other/continue"],"stream":true,"redundancy":{"on_interrupt":"resume"},"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(raw), `"status":"resumed"`) || !strings.HasSuffix(strings.TrimSpace(string(raw)), "data: [DONE]") {
+		t.Fatalf("the stream was not resumed to its end:\n%s", raw)
+	}
+	// The stream's books are settled as it closes, just after its last chunk.
+	var used int64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, _, usage := g.Call(t, "GET", "/usage", key, "")
+		if used = usage.Get("points.used").Int(); used == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	u, err := g.Store.User(context.Background(), "resumer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used != 2 || u.PointsUsed != 2 || len(u.Holds) != 0 {
+		t.Errorf("points used %d (record %d), holds %v; want 2 — one a part — and no hold left", used, u.PointsUsed, u.Holds)
+	}
+}
