@@ -69,7 +69,7 @@ mkdir -p "$bin"
 go_tool aws-lambda-rie "$RIE_MOD" "$RIE_VERSION"
 go_tool staticcheck "$STATICCHECK_MOD" "$STATICCHECK_VERSION"
 
-# Chromium, for the console's browser test (internal/console): the distribution's package, never
+# Chromium, for the console's browser test (internal/api/console): the distribution's package, never
 # a browser download. Installed here when missing and this runs as root; otherwise the setup
 # stops saying how to install it.
 if ! command -v chromium >/dev/null 2>&1; then

@@ -12,9 +12,9 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/secureai-gateway/gateway/internal/dynamostore"
-	"github.com/secureai-gateway/gateway/internal/eventbridge"
-	"github.com/secureai-gateway/gateway/internal/testenv"
+	"github.com/secureai-gateway/gateway/internal/aws/eventbridge"
+	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -10,10 +10,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/secureai-gateway/gateway/internal/awsclient"
-	"github.com/secureai-gateway/gateway/internal/awssecrets"
-	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/aws/awsclient"
+	"github.com/secureai-gateway/gateway/internal/aws/awssecrets"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 )
 
 // rotateSigningKey rotates the Ed25519 keyset that signs entitlement tokens and receipts, creating

@@ -15,11 +15,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/boltstore"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/envvar"
 	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/localserver"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 )
 
 func main() {
@@ -31,7 +31,7 @@ func main() {
 }
 
 func run(log *slog.Logger) error {
-	env, err := gateway.LoadEnv()
+	env, err := localserver.LoadEnv()
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func run(log *slog.Logger) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	secret, err := gateway.Bootstrap(ctx, store, env.BootstrapKey)
+	secret, err := localserver.Bootstrap(ctx, store, env.BootstrapKey)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	defer wait()
-	gw, err := gateway.New(deps)
+	gw, err := localserver.NewGateway(deps)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/envvar"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 )
 
 func TestBodyLimitsFromTheEnvironment(t *testing.T) {

@@ -32,10 +32,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/awssecrets"
-	"github.com/secureai-gateway/gateway/internal/cloud"
-	"github.com/secureai-gateway/gateway/internal/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/aws/awssecrets"
+	"github.com/secureai-gateway/gateway/internal/aws/cloud"
 	"github.com/secureai-gateway/gateway/internal/signing"
+	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
 )
 
 // webhookQueue is the queue created for the webhook dispatcher when the env file names none.

@@ -4,8 +4,8 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/secureai-gateway/gateway/internal/audit"
-	"github.com/secureai-gateway/gateway/internal/cloud"
-	"github.com/secureai-gateway/gateway/internal/sqsqueue"
+	"github.com/secureai-gateway/gateway/internal/aws/cloud"
+	"github.com/secureai-gateway/gateway/internal/aws/sqsqueue"
 )
 
 func main() {

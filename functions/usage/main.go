@@ -2,12 +2,12 @@
 package main
 
 import (
-	"github.com/secureai-gateway/gateway/internal/awslambda"
-	"github.com/secureai-gateway/gateway/internal/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
+	"github.com/secureai-gateway/gateway/internal/aws/cloud"
+	"github.com/secureai-gateway/gateway/internal/endpoint/usage"
 )
 
 func main() {
 	c := cloud.MustLoad("usage")
-	awslambda.Start(c.Endpoint(gateway.Usage, nil))
+	awslambda.Start(c.Endpoint(usage.Endpoint, nil))
 }

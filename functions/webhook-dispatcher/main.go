@@ -7,8 +7,8 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/secureai-gateway/gateway/internal/cloud"
-	"github.com/secureai-gateway/gateway/internal/sqsqueue"
+	"github.com/secureai-gateway/gateway/internal/aws/cloud"
+	"github.com/secureai-gateway/gateway/internal/aws/sqsqueue"
 )
 
 func main() {

@@ -52,7 +52,7 @@ type Hold struct {
 }
 
 // Store keeps users' billing records. Implemented by boltstore.Store and dynamostore.Store;
-// internal/storetest.RunUsers is the contract.
+// internal/testkit/storetest.RunUsers is the contract.
 type Store interface {
 	// User returns the record, ErrNotFound for an unknown id.
 	User(ctx context.Context, id string) (*User, error)

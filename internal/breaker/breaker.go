@@ -8,7 +8,7 @@
 // read for CacheTTL (default 5 s) and never longer: a breaker opened on any instance (or in the
 // store directly) stops the calls of every warm instance within CacheTTL, and at once on the
 // instance that opened it. Past half of CacheTTL a check answers from memory at once while one
-// background read renews the entry (internal/swr), so a warm caller — the next attempt of a chain
+// background read renews the entry (internal/store/swr), so a warm caller — the next attempt of a chain
 // — never waits on the store; a failed renewal keeps the entry until CacheTTL, after which a check
 // reads the store itself and fails as it does. The breakers of a key and of its user are read
 // together: one call where the store can (BatchReader).
@@ -23,7 +23,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/swr"
+	"github.com/secureai-gateway/gateway/internal/store/swr"
 )
 
 // Subject kinds.
@@ -75,8 +75,8 @@ func (s State) OpenAt(now time.Time) bool { return s.Until.IsZero() || now.Befor
 // ErrNotOpen is closing a breaker that is not open.
 var ErrNotOpen = errors.New("breaker: no open circuit breaker for this subject")
 
-// Store keeps breakers and violation counts: internal/boltstore locally, internal/dynamostore in
-// the cloud. Contract: internal/storetest.RunBreakers.
+// Store keeps breakers and violation counts: internal/store/boltstore locally, internal/store/dynamostore in
+// the cloud. Contract: internal/testkit/storetest.RunBreakers.
 type Store interface {
 	// Breaker returns the subject's breaker as stored, even one past its Until.
 	Breaker(ctx context.Context, subject Subject) (State, bool, error)
@@ -92,7 +92,7 @@ type Store interface {
 	AddViolation(ctx context.Context, subject Subject, window, expires time.Time) (int, error)
 }
 
-// BatchReader is a Store that reads several subjects' breakers in one call (internal/dynamostore:
+// BatchReader is a Store that reads several subjects' breakers in one call (internal/store/dynamostore:
 // one BatchGetItem). A check reads a key's and its user's breakers through it; a Store without it
 // is read one subject at a time (the embedded store, where a read is no round trip).
 type BatchReader interface {

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/classicapi"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
-	"github.com/secureai-gateway/gateway/internal/openaiapi"
 )
 
 // TestEveryKindOnBothSurfaces walks every error kind through the OpenAI and the classic envelope

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"

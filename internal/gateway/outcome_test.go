@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
-	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 

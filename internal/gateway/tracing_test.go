@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/openaifake"
+	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 	"github.com/secureai-gateway/gateway/internal/tracing"
 	"github.com/secureai-gateway/gateway/internal/tracing/otlptest"

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 )
 
 type clock struct {

@@ -18,19 +18,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/accountapi"
-	"github.com/secureai-gateway/gateway/internal/adminapi"
+	"github.com/secureai-gateway/gateway/internal/api/accountapi"
+	"github.com/secureai-gateway/gateway/internal/api/adminapi"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/httpapi"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
-	"github.com/secureai-gateway/gateway/internal/keycache"
 	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
+	"github.com/secureai-gateway/gateway/internal/store/keycache"
 )
 
 var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)

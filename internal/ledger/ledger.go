@@ -7,7 +7,7 @@
 // After the answer, Settle replaces the reservation with the served model's cost and stores the
 // request's signed receipt (internal/receipt), again together.
 //
-// In the cloud each is one DynamoDB TransactWriteItems (internal/dynamostore), so a warm request
+// In the cloud each is one DynamoDB TransactWriteItems (internal/store/dynamostore), so a warm request
 // makes one store round trip before its first attempt and one after it. The reservation's
 // condition needs the user's caps and period: Admit takes them from a short-lived cache of each
 // user's record, and the condition also checks that the record still has the settings the
@@ -35,7 +35,7 @@ import (
 )
 
 // Store writes a request's books atomically: dynamostore.Store (one transaction each) and Local.
-// internal/storetest.RunLedger is the contract.
+// internal/testkit/storetest.RunLedger is the contract.
 type Store interface {
 	// Admit counts one request for keyID in every window of ws and applies c (nil: no charge) to
 	// user userID, both or neither. A full window returns its index in ws, nothing written;

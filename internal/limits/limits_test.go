@@ -13,7 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/limits"
-	"github.com/secureai-gateway/gateway/internal/storetest"
+	"github.com/secureai-gateway/gateway/internal/testkit/storetest"
 )
 
 func TestMemoryCounterContract(t *testing.T) {

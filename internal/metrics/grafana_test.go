@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/secureai-gateway/gateway/internal/testenv"
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // exported returns every family the local registry can export — read from its descriptors, so a

@@ -99,8 +99,8 @@ var ErrNotFound = errors.New("receipt: not found")
 // ErrExists is a second receipt for one bundle id.
 var ErrExists = errors.New("receipt: a receipt with this bundle id already exists")
 
-// Store keeps receipts: internal/boltstore locally, internal/dynamostore in the cloud (with a
-// retention TTL). Contract: internal/storetest.RunReceipts.
+// Store keeps receipts: internal/store/boltstore locally, internal/store/dynamostore in the cloud (with a
+// retention TTL). Contract: internal/testkit/storetest.RunReceipts.
 type Store interface {
 	PutReceipt(ctx context.Context, r Record) error // ErrExists when the bundle id is taken
 	Receipt(ctx context.Context, bundleID string) (Record, error)

@@ -95,7 +95,7 @@ type Bucket struct {
 // Expires is when a bucket's stored row may be removed.
 func (b Bucket) Expires() time.Time { return b.Start.Add(b.Res.Duration() + Retention) }
 
-// Store keeps the buckets. Both implementations run the contract in internal/storetest.
+// Store keeps the buckets. Both implementations run the contract in internal/testkit/storetest.
 type Store interface {
 	// AddRequestStats adds each bucket's counts to the stored bucket of the same resolution and
 	// start (creating it), so concurrent adds from several processes sum exactly. On an error some

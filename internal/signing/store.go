@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Store keeps the keyset: the embedded store locally (internal/boltstore), Secrets Manager in the
-// cloud (internal/awssecrets).
+// Store keeps the keyset: the embedded store locally (internal/store/boltstore), Secrets Manager in the
+// cloud (internal/aws/awssecrets).
 type Store interface {
 	// Keyset returns the stored keyset, ErrNoKeyset when there is none.
 	Keyset(ctx context.Context) (Keyset, error)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/testenv"
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 	"github.com/secureai-gateway/gateway/internal/webhook"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/awsclient"
+	"github.com/secureai-gateway/gateway/internal/aws/awsclient"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"

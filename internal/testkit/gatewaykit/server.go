@@ -21,18 +21,17 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/secureai-gateway/gateway/internal/boltstore"
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/gateway"
-	"github.com/secureai-gateway/gateway/internal/localserver"
-	"github.com/secureai-gateway/gateway/internal/openapitest"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
+	"github.com/secureai-gateway/gateway/internal/testkit/openapitest"
 )
 
 // Env is the environment the tests run the gateway with: a 30 s request budget, 1 MiB bodies,
 // request counts written every 200 ms (so a test sees its requests over time without waiting a
 // minute).
-func Env() gateway.Env {
-	return gateway.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, StatsFlush: 200 * time.Millisecond}
+func Env() localserver.Env {
+	return localserver.Env{RequestTimeout: 30 * time.Second, MaxBody: 1 << 20, StatsFlush: 200 * time.Millisecond}
 }
 
 // Server is a running local gateway.
@@ -84,7 +83,7 @@ func WithUpstream(u *Upstream) Option { return func(o *options) { o.upstream = u
 
 // Serve starts the gateway over cat with env, every exchange validated against the OpenAPI
 // document unless Unvalidated is given.
-func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, opts ...Option) *Server {
+func Serve(t testing.TB, cat *catalog.Catalog, env localserver.Env, opts ...Option) *Server {
 	t.Helper()
 	return ServeAt(t, filepath.Join(t.TempDir(), "gateway.db"), cat, env, opts...)
 }
@@ -92,7 +91,7 @@ func Serve(t testing.TB, cat *catalog.Catalog, env gateway.Env, opts ...Option) 
 // ServeAt is Serve on the store file at path, which may hold records already: its admin key is
 // env.BootstrapKey when set (made sure to exist, as make run does), else a new one when the
 // store holds no key.
-func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env gateway.Env, opts ...Option) *Server {
+func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env localserver.Env, opts ...Option) *Server {
 	t.Helper()
 	o := apply(opts)
 	store, err := boltstore.Open(path)
@@ -111,13 +110,13 @@ func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env gateway.Env, o
 		wait()
 		store.Close()
 	}
-	secret, err := gateway.Bootstrap(ctx, store, env.BootstrapKey)
+	secret, err := localserver.Bootstrap(ctx, store, env.BootstrapKey)
 	if err != nil {
 		stop()
 		t.Fatal(err)
 	}
 	secret = cmp.Or(secret, env.BootstrapKey)
-	gw, err := gateway.New(deps)
+	gw, err := localserver.NewGateway(deps)
 	if err != nil {
 		stop()
 		t.Fatal(err)

@@ -1,0 +1,54 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/fault"
+)
+
+// One JSON access line per request: request id, route, key id (never the secret), status, the
+// completion's served model and attempts, latency and bytes — refused requests included.
+func TestAccessLogIsOneLinePerRequest(t *testing.T) {
+	secret := apikey.NewSecret()
+	hash, _ := apikey.Hash(secret)
+	var logs bytes.Buffer
+	render := func(w http.ResponseWriter, r *http.Request, err error) {
+		w.WriteHeader(httpapi.Status(fault.From(err)))
+	}
+	h := httpapi.WithRequestID(httpapi.AccessLog(slog.New(slog.NewJSONHandler(&logs, nil)),
+		httpapi.Authenticate(keys{hash: {ID: "key_7"}}, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpapi.NoteCompletion(r.Context(), "key_7", "demo/ok", 2)
+			_, _ = w.Write([]byte("hello"))
+			_, _ = io.WriteString(w, ", world") // a string writer's bytes count too
+		}))))
+	for _, auth := range []string{"Bearer " + secret, ""} {
+		req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 || strings.Contains(logs.String(), secret) {
+		t.Fatalf("%d lines (secret present: %v):\n%s", len(lines), strings.Contains(logs.String(), secret), logs.String())
+	}
+	var served, refused map[string]any
+	_ = json.Unmarshal([]byte(lines[0]), &served)
+	_ = json.Unmarshal([]byte(lines[1]), &refused)
+	if served["key_id"] != "key_7" || served["served_model"] != "demo/ok" || served["attempts"] != float64(2) || served["status"] != float64(200) ||
+		served["bytes"] != float64(12) || served["route"] != "POST /v1/chat/completions" || !strings.HasPrefix(served["request_id"].(string), "req_") {
+		t.Errorf("served line %s", lines[0])
+	}
+	if refused["status"] != float64(401) || refused["key_id"] != nil {
+		t.Errorf("refused line %s", lines[1])
+	}
+}

@@ -1,0 +1,88 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/idempotency"
+	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
+)
+
+// Idempotent runs a request carrying an Idempotency-Key once and replays its answer, but only a
+// whole success: an error or a stream that broke off before [DONE] runs again on the retry. The
+// handler behind it reads the body as usual.
+func TestIdempotentRecordsOnlyWholeSuccesses(t *testing.T) {
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	guard := &idempotency.Guard{Store: s, PollMin: time.Millisecond, PollMax: 5 * time.Millisecond}
+	for _, tc := range []struct {
+		name     string
+		answer   func(w http.ResponseWriter)
+		recorded bool
+	}{
+		{"a JSON success", func(w http.ResponseWriter) { httpapi.WriteJSON(w, 200, map[string]bool{"ok": true}) }, true},
+		{"a whole stream", func(w http.ResponseWriter) { sse := httpapi.StartSSE(w); _ = sse.Data([]byte(`{}`)); _ = sse.Done() }, true},
+		{"a stream broken off", func(w http.ResponseWriter) { sse := httpapi.StartSSE(w); _ = sse.Data([]byte(`{}`)) }, false},
+		{"an error", func(w http.ResponseWriter) { httpapi.WriteJSON(w, 502, map[string]bool{"ok": false}) }, false},
+	} {
+		key := strings.ReplaceAll(tc.name, " ", "-") // one key per case
+		t.Run(tc.name, func(t *testing.T) {
+			runs := 0
+			var bodies []string
+			h := httpapi.Idempotent(guard, (&rendered{}).render, "POST /x", 1<<10, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				runs++
+				body, err := httpapi.ReadJSONObject(w, r, 1<<10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bodies = append(bodies, string(body))
+				tc.answer(w)
+			}))
+			send := func() *httptest.ResponseRecorder {
+				r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
+				r.Header.Set("Idempotency-Key", key)
+				r = r.WithContext(identity.WithKey(r.Context(), &apikey.Key{ID: "key_1"}))
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				return rec
+			}
+			first, second := send(), send()
+			if runs == 0 {
+				t.Fatalf("never ran: %d %s", first.Code, first.Body)
+			}
+			wantRuns := 2
+			if tc.recorded {
+				wantRuns = 1
+				if second.Header().Get(httpapi.ReplayedHeader) != "true" || second.Body.String() != first.Body.String() || second.Code != first.Code {
+					t.Errorf("replay %d %q %q, want the first answer %d %q", second.Code, second.Header().Get(httpapi.ReplayedHeader), second.Body, first.Code, first.Body)
+				}
+			}
+			if runs != wantRuns || bodies[len(bodies)-1] != `{"a":1}` {
+				t.Errorf("ran %d times with bodies %q, want %d with the request's body", runs, bodies, wantRuns)
+			}
+		})
+	}
+}
+
+// A request without the header passes straight through, its body untouched.
+func TestIdempotentPassesRequestsWithoutAKey(t *testing.T) {
+	ran := false
+	h := httpapi.Idempotent(nil, (&rendered{}).render, "POST /x", 1<<10, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := httpapi.ReadJSONObject(w, r, 1<<10)
+		ran = err == nil && string(body) == `{"a":1}`
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`)))
+	if !ran {
+		t.Error("the handler did not run with the body")
+	}
+}

@@ -1,0 +1,21 @@
+package boltstore_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/store/boltstore"
+	"github.com/secureai-gateway/gateway/internal/testkit/storetest"
+)
+
+func TestUsersContract(t *testing.T) {
+	storetest.RunUsers(t, func(t *testing.T) billing.Store {
+		s, err := boltstore.Open(filepath.Join(t.TempDir(), "gateway.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
+	"github.com/tidwall/gjson"
+)
+
+// slowFirstToken is the fake's "slow-first-token" delay: past every test's first-token timeout
+// (500 ms) and attempt timeout (1000 ms), far below the client bound.
+const slowFirstToken = 2 * time.Second
+
+// clientBound bounds every HTTP exchange of a test: nothing may hang.
+const clientBound = 15 * time.Second
+
+// fast keeps fault tests quick: an attempt gets 1 s, a stream's first token 500 ms.
+const fast = `{"timeout_ms":1000,"first_token_timeout_ms":500}`
+
+// keyStore is an in-memory identity.KeyFinder.
+type keyStore struct {
+	mu   sync.Mutex
+	keys map[string]*apikey.Key
+}
+
+func (s *keyStore) KeyByHash(_ context.Context, hash string) (*apikey.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[hash]
+	if !ok {
+		return nil, apikey.ErrNotFound
+	}
+	c := *k
+	return &c, nil
+}
+
+// add stores a fresh key shaped by edit and returns its secret.
+func (s *keyStore) add(t *testing.T, edit func(*apikey.Key)) string {
+	t.Helper()
+	secret := apikey.NewSecret()
+	hash, err := apikey.Hash(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &apikey.Key{ID: apikey.NewID(), Hash: hash, Prefix: apikey.Prefix(secret), Name: "test", UserID: "u1", CreatedAt: time.Now()}
+	if edit != nil {
+		edit(k)
+	}
+	s.mu.Lock()
+	s.keys[hash] = k
+	s.mu.Unlock()
+	return secret
+}
+
+type envConfig struct {
+	budget  time.Duration
+	maxBody int64
+}
+
+// env is one assembled gateway in front of its own fake upstream.
+type env struct {
+	up          *gatewaykit.Upstream
+	upstreamURL string // the fake's base URL, with /v1
+	url         string // the gateway's
+	keys        *keyStore
+	secret      string // a plain, usable key
+}
+
+// Fault models are "fake/<behaviour>" at upstreamURL (with /v1); "down/refused" points at a closed port; "fake/hang-2" and
+// "fake/hang-3" are more hanging models, for chains of distinct names.
+func testCatalog(t *testing.T, upstreamURL string) *catalog.Catalog {
+	t.Helper()
+	c := &catalog.Catalog{
+		Providers: map[string]catalog.ProviderConfig{
+			"fake": {Type: "openai", BaseURL: upstreamURL},
+			"down": {Type: "openai", BaseURL: "http://" + closedPort(t) + "/v1"},
+		},
+		Models: map[string]*catalog.Model{},
+	}
+	add := func(name, provider, upstream string) {
+		c.Models[name] = &catalog.Model{Name: name, Provider: provider, Upstream: upstream, Regions: []string{"local"}}
+	}
+	for _, m := range openaifake.Models {
+		add("fake/"+m, "fake", m)
+	}
+	add("fake/hang-2", "fake", "hang")
+	add("fake/hang-3", "fake", "hang")
+	add("down/refused", "down", "ok")
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
+	t.Helper()
+	cfg := envConfig{budget: 30 * time.Second, maxBody: 1 << 20}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	up := gatewaykit.NewUpstream(openaifake.New(slowFirstToken))
+	up.Arrivals = make(chan gatewaykit.UpstreamCall, 64)
+	e := &env{up: up, upstreamURL: up.Serve(t, "fake"), keys: &keyStore{keys: map[string]*apikey.Key{}}}
+	deps := gatewaykit.Deps(testCatalog(t, e.upstreamURL), e.keys)
+	deps.Budget, deps.MaxBody, deps.Engine.Reserve = cfg.budget, cfg.maxBody, 100*time.Millisecond
+	e.url = gatewaykit.Bare(t, deps)
+	e.secret = e.keys.add(t, nil)
+	return e
+}
+
+// result is one answered request.
+type result struct {
+	status  int
+	header  http.Header
+	body    []byte        // plain answers
+	frames  []string      // streamed answers: each data payload, [DONE] included
+	elapsed time.Duration // until the whole answer was read
+}
+
+func (r *result) json() gjson.Result { return gjson.ParseBytes(r.body) }
+
+// done reports whether the stream ended with the terminator.
+func (r *result) done() bool { return len(r.frames) > 0 && r.frames[len(r.frames)-1] == "[DONE]" }
+
+// chunks are the streamed chat.completion.chunk objects (error frames and [DONE] excluded).
+func (r *result) chunks() []gjson.Result {
+	var out []gjson.Result
+	for _, f := range r.frames {
+		if f != "[DONE]" && !gjson.Get(f, "error").Exists() {
+			out = append(out, gjson.Parse(f))
+		}
+	}
+	return out
+}
+
+func (r *result) content() string {
+	var b strings.Builder
+	for _, c := range r.chunks() {
+		b.WriteString(c.Get("choices.0.delta.content").String())
+	}
+	return b.String()
+}
+
+// errorFrame returns the stream's error frame, if any.
+func (r *result) errorFrame() (gjson.Result, bool) {
+	for _, f := range r.frames {
+		if e := gjson.Get(f, "error"); e.Exists() {
+			return e, true
+		}
+	}
+	return gjson.Result{}, false
+}
+
+// do sends body with secret (none when empty) and reads the whole answer, bounded by clientBound.
+func (e *env) do(t *testing.T, ctx context.Context, secret, body string) *result {
+	t.Helper()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, clientBound)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("request failed after %s: %v", time.Since(start), err)
+	}
+	defer resp.Body.Close()
+	r := &result{status: resp.StatusCode, header: resp.Header}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 8<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				r.frames = append(r.frames, d)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatalf("reading the stream after %s: %v (frames so far: %q)", time.Since(start), err, r.frames)
+		}
+	} else if r.body, err = io.ReadAll(resp.Body); err != nil {
+		t.Fatalf("reading the answer after %s: %v", time.Since(start), err)
+	}
+	r.elapsed = time.Since(start)
+	if resp.Header.Get("X-Request-Id") == "" {
+		t.Errorf("status %d answer has no X-Request-Id", resp.StatusCode)
+	}
+	return r
+}
+
+// chat sends body with the env's usable key.
+func (e *env) chat(t *testing.T, body string) *result {
+	t.Helper()
+	return e.do(t, nil, e.secret, body)
+}
+
+// chatBody builds a request: models is the chain (as `models`), extra members are merged in.
+func chatBody(t *testing.T, models []string, stream bool, extra map[string]any) string {
+	t.Helper()
+	m := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Say hello"}}}
+	switch len(models) {
+	case 0:
+	case 1:
+		m["model"] = models[0]
+	default:
+		m["models"] = models
+	}
+	if stream {
+		m["stream"] = true
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+// attempt is the part of a failover report line a test can predict.
+type attempt struct {
+	Model  string
+	Status string
+	Reason string
+}
+
+func attemptsOf(v gjson.Result) []attempt {
+	var out []attempt
+	for _, a := range v.Array() {
+		out = append(out, attempt{Model: a.Get("model").String(), Status: a.Get("status").String(), Reason: a.Get("reason").String()})
+		if !a.Get("latency_ms").Exists() {
+			out[len(out)-1].Reason += " (latency_ms missing)"
+		}
+	}
+	return out
+}
+
+func failed(model, reason string) attempt {
+	return attempt{Model: model, Status: "failed", Reason: reason}
+}
+func served(model string) attempt { return attempt{Model: model, Status: "served"} }
+
+func equalAttempts(a, b []attempt) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func ioCopy(b *strings.Builder, resp *http.Response) (int64, error) { return io.Copy(b, resp.Body) }
+
+func gjsonIDs(body string) []string {
+	var out []string
+	for _, m := range gjson.Get(body, "data").Array() {
+		out = append(out, m.Get("id").String())
+	}
+	return out
+}
+
+// doQuiet sends body and reads whatever comes until ctx ends; errors are expected and ignored.
+// firstFrame, when not nil, is closed once the first data frame has arrived.
+func doQuiet(ctx context.Context, e *env, body string, firstFrame chan struct{}) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+e.secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if firstFrame != nil && strings.HasPrefix(sc.Text(), "data: ") {
+			close(firstFrame)
+			firstFrame = nil
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,80 @@
+package functest
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
+	"github.com/secureai-gateway/gateway/internal/tracing/otlptest"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
+)
+
+// The built openai-chat, deployed with an OTLP endpoint (the template's OtlpEndpoint), exports a
+// failover request's spans before its invocation ends — a frozen instance would export nothing —
+// with the caller's traceparent as the request span's parent and one child span per attempt.
+func TestTheChatFunctionExportsItsSpansBeforeTheInvocationEnds(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	built := make(chan map[string]string, 1)
+	go func() { built <- buildAll(t, root, []string{"openai-chat"}) }()
+	fx := awsFixture(t)
+	receiver := otlptest.New(t)
+	bins := <-built
+	if bins == nil {
+		t.FailNow()
+	}
+	lambda := testenv.StartLambda(t, bins["openai-chat"], append(slices.Clone(fx.env),
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+receiver.URL, "AWS_LAMBDA_FUNCTION_NAME=openai-chat")...)
+
+	raw, err := os.ReadFile(filepath.Join(root, "events", "openai-chat-failover.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	const callerTrace, callerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	traceparent := "00-" + callerTrace + "-" + callerSpan + "-01"
+	ev.Headers["traceparent"] = traceparent
+	if ev.MultiValueHeaders != nil {
+		ev.MultiValueHeaders["traceparent"] = []string{traceparent}
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := decodeStreamed(t, lambda.Invoke(t, payload)); resp.status != http.StatusOK {
+		t.Fatalf("status %d: %s\n%s", resp.status, resp.body, lambda.Output())
+	}
+
+	// Read at once: the spans must already be there.
+	requests := receiver.Named("POST /v1/chat/completions")
+	if len(requests) != 1 {
+		t.Fatalf("%d request spans received when the invocation ended, want 1 (received: %d spans)\n%s", len(requests), len(receiver.Spans()), lambda.Output())
+	}
+	root0 := requests[0]
+	if hex.EncodeToString(root0.TraceId) != callerTrace || hex.EncodeToString(root0.ParentSpanId) != callerSpan {
+		t.Errorf("request span in trace %x under %x, want the caller's %s under %s", root0.TraceId, root0.ParentSpanId, callerTrace, callerSpan)
+	}
+	for i, model := range []string{"demo/error-500", "demo/ok"} {
+		spans := receiver.Named("chat " + model)
+		if len(spans) != 1 {
+			t.Errorf("%d spans of the %s attempt, want 1", len(spans), model)
+			continue
+		}
+		s, a := spans[0], otlptest.Attrs(spans[0])
+		if string(s.ParentSpanId) != string(root0.SpanId) || s.Kind != tracev1.Span_SPAN_KIND_CLIENT {
+			t.Errorf("%s: parent %x kind %v, want the request span %x and a client span", model, s.ParentSpanId, s.Kind, root0.SpanId)
+		}
+		if a["gen_ai.request.model"].GetStringValue() != model || a["secureai.attempt.index"].GetIntValue() != int64(i) ||
+			a["secureai.attempt.served"].GetBoolValue() != (i == 1) {
+			t.Errorf("%s: attributes %v", model, a)
+		}
+	}
+}

@@ -1,9 +1,0 @@
-package testenv_test
-
-import (
-	"testing"
-
-	"github.com/secureai-gateway/gateway/internal/testenv"
-)
-
-func TestMain(m *testing.M) { testenv.Main(m) }
