@@ -143,7 +143,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				stop = func() error { return r.exhausted(NotTriggered) }
 			}
 			if stop != nil {
-				continue
+				continue // the attempt still beside this one may yet serve; else stop ends the chain
 			}
 			r.res.Report.Occurred = true
 			if reason == ContextLength {
