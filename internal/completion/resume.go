@@ -135,10 +135,9 @@ func (st *Stream) UsageByModel() []ModelUsage {
 // an assistant prefix, when the plan asks for it: the original messages plus the delivered text
 // as the assistant's prefix, streamed on into the same answer. The next target is the one an
 // attempt that failed before its first token would have gone to: the remaining deployments of the
-// model that broke off, then the later models. It reports whether the stream goes
-// on; when it does not, the original interruption stands (a refused continuation never replaces
-// it). Only one resume per stream, never inside a tool call, never past the deadline or after the
-// caller left.
+// model that broke off, then the later models. It reports whether the stream goes on; when it
+// does not, the original interruption stands (a refused continuation never replaces it). Only one
+// resume per stream, never inside a tool call, never past the deadline or after the caller left.
 func (st *Stream) resumeOnNext() bool {
 	r := st.resume
 	var in *Interruption
