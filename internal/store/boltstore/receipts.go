@@ -96,18 +96,17 @@ func encodeReceipts(pending map[string]receipt.Record) ([]encodedReceipt, error)
 }
 
 // putReceipts writes a Flush's receipts and their expiry index. A receipt it replaces (one past
-// its retention) leaves the index with it.
-func putReceipts(tx *bolt.Tx, receipts []encodedReceipt) error {
+// its retention) leaves the index with it; an id above newest, the greatest in the file — every
+// fresh, time-ordered one — replaces none, so it is not looked up first.
+func putReceipts(tx *bolt.Tx, receipts []encodedReceipt, newest string) error {
 	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
 	// Bundle ids and expiries grow with time, so inserts append: full pages waste nothing.
 	b.FillPercent, idx.FillPercent = appendFill, appendFill
 	for _, e := range receipts {
 		id := e.id
-		if old := b.Get([]byte(id)); old != nil {
-			if prev, err := decodeReceipt(id, old); err == nil {
-				if err := idx.Delete(expiryKey(prev.ExpiresAt, id)); err != nil {
-					return err
-				}
+		if id <= newest {
+			if err := unindex(b, idx, id); err != nil {
+				return err
 			}
 		}
 		if err := b.Put([]byte(id), e.raw); err != nil {
@@ -118,6 +117,19 @@ func putReceipts(tx *bolt.Tx, receipts []encodedReceipt) error {
 		}
 	}
 	return nil
+}
+
+// unindex removes the expiry index entry of the receipt stored under id, if there is one.
+func unindex(b, idx *bolt.Bucket, id string) error {
+	old := b.Get([]byte(id))
+	if old == nil {
+		return nil
+	}
+	prev, err := decodeReceipt(id, old)
+	if err != nil {
+		return nil // a record that does not decode has no expiry to find
+	}
+	return idx.Delete(expiryKey(prev.ExpiresAt, id))
 }
 
 // appendFill is how full a page split leaves a bucket whose keys arrive in order: full (bbolt's

@@ -127,7 +127,7 @@ func (s *Store) Flush() error {
 			users[id], e.dirty = *e.u, false
 		}
 	}
-	receipts, audit := p.receipts, p.audit
+	receipts, audit, newest := p.receipts, p.audit, p.newestReceipt
 	p.receipts, p.audit, p.n = make(map[string]receipt.Record, len(receipts)), make(map[string][]byte, len(audit)), 0
 	p.committing.receipts, p.committing.audit = receipts, audit
 	p.mu.Unlock()
@@ -135,7 +135,7 @@ func (s *Store) Flush() error {
 	encoded, err := encodeReceipts(receipts) // signs the drafts, before the file's write lock
 	if err == nil {
 		err = s.db.Update(func(tx *bolt.Tx) error {
-			return commit(tx, users, encoded, audit)
+			return commit(tx, users, encoded, newest, audit)
 		})
 	}
 
@@ -161,8 +161,9 @@ func (s *Store) Flush() error {
 	return err
 }
 
-// commit writes a Flush's users, receipts and audit entries in its transaction.
-func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceipt, audit map[string][]byte) error {
+// commit writes a Flush's users, receipts and audit entries in its transaction (newest: the
+// greatest bundle id in the file before it).
+func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceipt, newest string, audit map[string][]byte) error {
 	ub := tx.Bucket(bucketUsers)
 	for id, u := range users {
 		raw, err := json.Marshal(u)
@@ -173,7 +174,7 @@ func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceip
 			return err
 		}
 	}
-	if err := putReceipts(tx, receipts); err != nil {
+	if err := putReceipts(tx, receipts, newest); err != nil {
 		return err
 	}
 	ab := tx.Bucket(bucketAudit)

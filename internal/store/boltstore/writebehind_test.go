@@ -239,3 +239,45 @@ func TestReceiptRecordIsCompactAndExact(t *testing.T) {
 		t.Error("a record of an unknown format decoded")
 	}
 }
+
+// A receipt stored again under the id of one past its retention replaces it and its expiry index
+// entry; the commit looks the old one up only for such an id (one not above the newest in the
+// file), so a fresh id costs no read.
+func TestAReplacedReceiptLeavesOneIndexEntry(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	now := time.Now()
+	put := func(id string, created time.Time) {
+		t.Helper()
+		if err := s.PutReceipt(ctx, receipt.Record{BundleID: id, KeyID: "k", JWS: "h.p.s", CreatedAt: created, ExpiresAt: created.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("b", now.Add(-2*time.Hour)) // expired
+	put("c", now)                   // the newest id in the file
+	put("b", now)                   // replaces the expired one
+	put("a", now)                   // below the newest, never stored before
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var want [][]byte
+		for _, id := range []string{"a", "b", "c"} {
+			want = append(want, expiryKey(now.Add(time.Hour), id))
+		}
+		var got [][]byte
+		_ = tx.Bucket(bucketReceiptExpiry).ForEach(func(k, _ []byte) error { got = append(got, k); return nil })
+		if len(got) != len(want) {
+			t.Fatalf("the expiry index holds %d entries, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if string(got[i]) != string(want[i]) {
+				t.Errorf("index entry %d is %x, want %x", i, got[i], want[i])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
