@@ -78,9 +78,10 @@ type draft struct {
 	payload []byte
 }
 
-// Signed returns r with its JWS, signing a draft now. A store keeps and returns only signed
-// records; one that commits behind the answer (the embedded store) signs a draft when it
-// commits it or when it is read first, so the signature is made off the answer's path.
+// Signed returns r with its JWS, signing a draft now. A store returns only signed records, and
+// signs a draft off the answer's path: DynamoDB's just before its one transaction, the embedded
+// store whenever the receipt is read (it keeps the claims and signs with its own key: Ed25519 is
+// deterministic, so each read gives the same JWS while the key is current).
 func (r Record) Signed() (Record, error) {
 	if r.draft == nil {
 		return r, nil
@@ -91,6 +92,23 @@ func (r Record) Signed() (Record, error) {
 	}
 	r.JWS, r.draft = jws, nil
 	return r, nil
+}
+
+// Draft returns a draft's signer and claims (the payload its JWS will carry); ok is false for a
+// signed record. A store that can sign with that signer when the receipt is read may keep the
+// claims alone (Redraft): the JWS is a function of the claims and the key.
+func (r Record) Draft() (signer *signing.Signer, payload []byte, ok bool) {
+	if r.draft == nil {
+		return nil, nil, false
+	}
+	return r.draft.signer, r.draft.payload, true
+}
+
+// Redraft returns r, read from a store that kept its claims without a JWS, as the draft of
+// payload that signer signs (Signed).
+func (r Record) Redraft(signer *signing.Signer, payload []byte) Record {
+	r.JWS, r.draft = "", &draft{signer: signer, payload: payload}
+	return r
 }
 
 // ErrNotFound is no receipt with that bundle id (or one past its retention).
