@@ -72,10 +72,24 @@ type Record struct {
 	draft     *draft
 }
 
-// draft is what a drafted record's signature is made from.
+// draft is what a drafted record's signature is made from: its claims, turned into the JWS
+// payload only when it is signed or stored (not on the answer's path), or the payload a store
+// kept.
 type draft struct {
 	signer  *signing.Signer
+	claims  *Claims // nil: payload holds them
 	payload []byte
+}
+
+func (d *draft) json() ([]byte, error) {
+	if d.claims == nil {
+		return d.payload, nil
+	}
+	b, err := json.Marshal(d.claims)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	return b, nil
 }
 
 // Signed returns r with its JWS, signing a draft now. A store returns only signed records, and
@@ -86,7 +100,11 @@ func (r Record) Signed() (Record, error) {
 	if r.draft == nil {
 		return r, nil
 	}
-	jws, err := r.draft.signer.SignPayload(Type, r.draft.payload)
+	payload, err := r.draft.json()
+	if err != nil {
+		return Record{}, err
+	}
+	jws, err := r.draft.signer.SignPayload(Type, payload)
 	if err != nil {
 		return Record{}, fmt.Errorf("receipt: %w", err)
 	}
@@ -94,14 +112,19 @@ func (r Record) Signed() (Record, error) {
 	return r, nil
 }
 
-// Draft returns a draft's signer and claims (the payload its JWS will carry); ok is false for a
-// signed record. A store that can sign with that signer when the receipt is read may keep the
-// claims alone (Redraft): the JWS is a function of the claims and the key.
-func (r Record) Draft() (signer *signing.Signer, payload []byte, ok bool) {
+// DraftedBy reports whether r is a draft that signer will sign. A store that can sign with
+// signer when the receipt is read may keep its claims alone (Payload, then Redraft): the JWS is a
+// function of the claims and the key.
+func (r Record) DraftedBy(signer *signing.Signer) bool {
+	return r.draft != nil && r.draft.signer == signer
+}
+
+// Payload returns a draft's claims as its JWS will carry them; an error for a signed record.
+func (r Record) Payload() ([]byte, error) {
 	if r.draft == nil {
-		return nil, nil, false
+		return nil, errors.New("receipt: a signed record has no claims to keep apart from its JWS")
 	}
-	return r.draft.signer, r.draft.payload, true
+	return r.draft.json()
 }
 
 // Redraft returns r, read from a store that kept its claims without a JWS, as the draft of
@@ -144,8 +167,9 @@ func (i *Issuer) Sign(c Claims) (Record, error) {
 }
 
 // Draft is Sign with the signature left to the store (Record.Signed): the claims are fixed
-// now, the Ed25519 operation — the largest single cost of a served request — is not on the
-// answer's path where the store writes behind. A served request's receipt is stored with its
+// now (their slices are kept, not copied: the caller leaves them as they are), their JSON and the
+// Ed25519 operation — the largest single cost of a served request — are made off the answer's
+// path where the store writes behind. A served request's receipt is stored with its
 // settlement, in one write (internal/ledger).
 func (i *Issuer) Draft(c Claims) (Record, error) {
 	if c.BundleID == "" || len(c.BundleID) > MaxBundleID || c.KeyID == "" {
@@ -164,12 +188,8 @@ func (i *Issuer) Draft(c Claims) (Record, error) {
 	if c.Attempts == nil {
 		c.Attempts = []Attempt{}
 	}
-	payload, err := json.Marshal(c)
-	if err != nil {
-		return Record{}, fmt.Errorf("receipt: %w", err)
-	}
 	return Record{BundleID: c.BundleID, KeyID: c.KeyID, CreatedAt: t, ExpiresAt: t.Add(retention),
-		draft: &draft{signer: i.Signer, payload: payload}}, nil
+		draft: &draft{signer: i.Signer, claims: &c}}, nil
 }
 
 // PolicySection is the receipt's policy section for a request served under a with these

@@ -112,7 +112,11 @@ func encodeReceipts(pending map[string]receipt.Record, signer *signing.Signer) (
 	out := make([]encodedReceipt, 0, len(pending))
 	for _, id := range slices.Sorted(maps.Keys(pending)) {
 		r := pending[id]
-		if by, claims, ok := r.Draft(); ok && signer != nil && by == signer {
+		if signer != nil && r.DraftedBy(signer) {
+			claims, err := r.Payload()
+			if err != nil {
+				return nil, err
+			}
 			out = append(out, encodedReceipt{id: id, expires: r.ExpiresAt, raw: encodeReceipt(r, claims)})
 			continue
 		}
