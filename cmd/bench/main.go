@@ -12,7 +12,7 @@
 // after a settle pause, the store's growth per served request, and a verdict against the targets.
 //
 // With -micro it runs the older micro-benchmark instead: the gateway in this process
-// (gateway.New, an in-memory key finder, no store), with allocations and CPU per request and the
+// (localserver.NewGateway, an in-memory key finder, no store), with allocations and CPU per request and the
 // live heap of long streams.
 //
 // With -cloud it runs the cloud-path benchmark instead (internal/bench/cloudbench): the built
@@ -56,7 +56,7 @@ func main() {
 Default: the gateway as users run it (cmd/gateway as its own process, embedded store on disk,
 every feature on) against a zero-delay fake upstream; plain, stream and failover requests at
 each -c, -reps times; latency, throughput, gateway CPU per request, RSS, store growth, verdict.
--micro: the in-process micro-benchmark instead (gateway.New in this process, no store).
+-micro: the in-process micro-benchmark instead (localserver.NewGateway in this process, no store).
 Then, unless -bodies is empty: peak RSS of the local server under large concurrent bodies.
 Quick run: go run ./cmd/bench -n 2000 -warmup 200 -settle 3s
 -cloud: only the cloud path (none of the above): functions/openai-chat under the Lambda

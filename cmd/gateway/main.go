@@ -61,7 +61,7 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	defer wait()
-	gw, err := gateway.New(deps)
+	gw, err := localserver.NewGateway(deps)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,10 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/admin"
 )
 
 func main() {
 	c := cloud.MustLoad("admin")
-	awslambda.Start(c.Endpoint(gateway.Admin, nil))
+	awslambda.Start(c.Endpoint(admin.Endpoint, nil))
 }

@@ -4,11 +4,11 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/classicchat"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("classic-chat")
-	awslambda.StartStreaming(c.Endpoint(gateway.ClassicChat, adapters.Factories()))
+	awslambda.StartStreaming(c.Endpoint(classicchat.Endpoint, adapters.Factories()))
 }

@@ -5,11 +5,11 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/console"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("console")
-	awslambda.StartStreaming(c.Endpoint(gateway.Console, adapters.Factories()))
+	awslambda.StartStreaming(c.Endpoint(console.Endpoint, adapters.Factories()))
 }

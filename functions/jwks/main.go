@@ -5,10 +5,10 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/public"
 )
 
 func main() {
 	c := cloud.MustLoad("jwks")
-	awslambda.Start(c.Endpoint(gateway.Public, nil))
+	awslambda.Start(c.Endpoint(public.Endpoint, nil))
 }

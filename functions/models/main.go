@@ -5,10 +5,10 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/models"
 )
 
 func main() {
 	c := cloud.MustLoad("models")
-	awslambda.Start(c.Endpoint(gateway.Models, nil))
+	awslambda.Start(c.Endpoint(models.Endpoint, nil))
 }

@@ -4,11 +4,11 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/openaichat"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("openai-chat")
-	awslambda.StartStreaming(c.Endpoint(gateway.OpenAIChat, adapters.Factories()))
+	awslambda.StartStreaming(c.Endpoint(openaichat.Endpoint, adapters.Factories()))
 }

@@ -5,11 +5,11 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/policycheck"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 func main() {
 	c := cloud.MustLoad("policy-check")
-	awslambda.Start(c.Endpoint(gateway.PolicyCheck, adapters.Factories()))
+	awslambda.Start(c.Endpoint(policycheck.Endpoint, adapters.Factories()))
 }

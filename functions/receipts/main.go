@@ -5,10 +5,10 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/receipts"
 )
 
 func main() {
 	c := cloud.MustLoad("receipts")
-	awslambda.Start(c.Endpoint(gateway.Receipts, nil))
+	awslambda.Start(c.Endpoint(receipts.Endpoint, nil))
 }

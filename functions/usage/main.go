@@ -4,10 +4,10 @@ package main
 import (
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/endpoint/usage"
 )
 
 func main() {
 	c := cloud.MustLoad("usage")
-	awslambda.Start(c.Endpoint(gateway.Usage, nil))
+	awslambda.Start(c.Endpoint(usage.Endpoint, nil))
 }

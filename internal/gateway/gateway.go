@@ -1,7 +1,9 @@
-// Package gateway assembles the endpoints from their dependencies. Each endpoint is one value
-// (Endpoint: its routes, its error envelope, its builder and the features it needs) that a Lambda
-// function builds alone and the local server mounts with every other on one mux (New). Features
-// come from the stores a deployment passes (Stores, Deps.Attach), and the provider adapters from
+// Package gateway is the composition root: it assembles the features from the stores a deployment
+// passes (Stores, Deps.Attach) and holds what every endpoint builder shares — the Endpoint value
+// (routes, error envelope, builder, the features it needs), the middleware of an authenticated
+// route, the completion service and the Idempotency-Key guard. Each endpoint lives in its own
+// package under internal/endpoint, so a Lambda function links only its own; the local server
+// mounts every one on one mux (internal/local/localserver). Provider adapters come from
 // Deps.Providers, so an endpoint that calls no provider links none.
 package gateway
 
@@ -11,9 +13,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/api/classicapi"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
-	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/api/webhookadmin"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
@@ -87,37 +87,20 @@ type Deps struct {
 	RequestCounter *reqstats.Counter
 	RequestStats   reqstats.Store
 
-	chat *chat // built once by New for every endpoint that calls providers; nil: each builds its own
+	chat *Chat // built once by SharedChat for every endpoint that calls providers; nil: each builds its own
 }
 
-func (d Deps) withDefaults() Deps {
+// WithDefaults fills what d leaves unset (MaxBody).
+func (d Deps) WithDefaults() Deps {
 	if d.MaxBody <= 0 {
 		d.MaxBody = DefaultMaxBody
 	}
 	return d
 }
 
-// Each endpoint's routes: what its Lambda function answers, and where the local server mounts it.
-var (
-	// A model id holds a slash ("openai/gpt-5-nano"): {id...} takes it whether or not the client
-	// escapes it.
-	modelsRoutes      = []string{"GET /v1/models", "GET /v1/models/{id...}"}
-	openAIChatRoutes  = []string{"POST /v1/chat/completions"}
-	classicChatRoutes = []string{"POST /chat/completions"}
-	policyCheckRoutes = []string{"POST /policy-check"}
-	openAPIRoutes     = []string{openAPIRoute}
-)
-
-// The public routes' patterns are constants, so that Public, which serves both, is built at
-// compile time (see Console).
-const (
-	jwksRoute    = "GET /.well-known/jwks.json"
-	openAPIRoute = "GET /openapi.json"
-)
-
-// Every New… builder has one shape, func(Deps) (http.Handler, error): an Endpoint's Build. A builder whose store the Deps leaves unset answers an *OffError:
-// the local server then mounts nothing there, and a function fails its start naming what is
-// missing.
+// Every builder has one shape, func(Deps) (http.Handler, error): an Endpoint's Build. A builder
+// whose store the Deps leaves unset answers an *OffError: the local server then mounts nothing
+// there, and a function fails its start naming what is missing.
 
 // OffError is a builder's answer when the Deps lack what its endpoint needs.
 type OffError struct {
@@ -127,85 +110,26 @@ type OffError struct {
 
 func (e *OffError) Error() string { return e.Endpoint + " is off: it needs " + e.Needs }
 
-// NewModels builds GET /v1/models and GET /v1/models/{id}. Listing needs the catalog and the
-// credentials only: no provider is built and no idempotency guard.
-func NewModels(d Deps) (http.Handler, error) {
-	d = d.withDefaults()
-	return models(d, catalog.NewListing(d.Catalog, d.Credential)), nil
-}
-
-// NewOpenAIChat builds POST /v1/chat/completions.
-func NewOpenAIChat(d Deps) (http.Handler, error) {
-	d = d.withDefaults()
-	c, err := d.chatParts()
-	if err != nil {
-		return nil, err
-	}
-	return openAIChat(d, c.svc, c.guard), nil
-}
-
-// NewClassicChat builds POST /chat/completions.
-func NewClassicChat(d Deps) (http.Handler, error) {
-	d = d.withDefaults()
-	c, err := d.chatParts()
-	if err != nil {
-		return nil, err
-	}
-	return classicChat(d, c.svc, c.guard), nil
-}
-
-// Gateway holds every endpoint, built on one router, for the local server.
-type Gateway struct {
-	mux *routeMux
-}
-
-// New builds the providers and every endpoint once, for the local server; nothing here runs per
-// request.
-func New(d Deps) (*Gateway, error) {
-	d = d.withDefaults()
-	// One completion service and one idempotency guard for every endpoint that calls providers.
-	c, err := d.chatParts()
-	if err != nil {
-		return nil, err
-	}
-	d.chat = c
-	g := &Gateway{mux: newRouteMux()}
-	for _, e := range Endpoints() {
-		if e.Function == Console.Function {
-			// The console calls this very mux, so it shows every route the local server has.
-			e.Build = func(d Deps) (http.Handler, error) { return consoleOver(d, g.mux) }
-		}
-		if err := mountBuilt(g.mux, d, true, e); err != nil {
-			return nil, err
-		}
-	}
-	if d.Metrics != nil {
-		mount(g.mux, metricsEndpoint(d), metricsRoutes)
-	}
-	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
-	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))
-	g.mux.Handle("/", httpapi.WithRequestID(httpapi.NotFound(classicapi.Render)))
-	return g, nil
-}
-
-// routeMux is a mux that remembers the routes mounted on it.
-type routeMux struct {
+// RouteMux is a mux that remembers the routes mounted on it.
+type RouteMux struct {
 	*http.ServeMux
 	routes []string
 }
 
-func newRouteMux() *routeMux { return &routeMux{ServeMux: http.NewServeMux()} }
+// NewRouteMux returns an empty RouteMux.
+func NewRouteMux() *RouteMux { return &RouteMux{ServeMux: http.NewServeMux()} }
 
-func mount(mux *routeMux, h http.Handler, routes []string) {
-	mux.routes = append(mux.routes, routes...)
+// Mount serves h at routes.
+func (m *RouteMux) Mount(h http.Handler, routes []string) {
+	m.routes = append(m.routes, routes...)
 	for _, p := range httpapi.Paths(routes...) {
-		mux.Handle(p, h)
+		m.Handle(p, h)
 	}
 }
 
-// mountBuilt builds and mounts each endpoint on mux. With optional, one the deployment leaves
-// off is skipped; without, its *OffError is returned like any other.
-func mountBuilt(mux *routeMux, d Deps, optional bool, es ...Endpoint) error {
+// MountBuilt builds and mounts each endpoint. With optional, one the deployment leaves off is
+// skipped; without, its *OffError is returned like any other.
+func (m *RouteMux) MountBuilt(d Deps, optional bool, es ...Endpoint) error {
 	for _, e := range es {
 		h, err := e.Build(d)
 		var off *OffError
@@ -219,28 +143,24 @@ func mountBuilt(mux *routeMux, d Deps, optional bool, es ...Endpoint) error {
 		if r, ok := h.(interface{ Routes() []string }); ok {
 			routes = r.Routes() // the admin endpoint names the routes of what is configured
 		}
-		mount(mux, h, routes)
+		m.Mount(h, routes)
 	}
 	return nil
 }
 
-// Mux mounts every route, for the local server. Every response carries an X-Request-Id, the
-// mux's own redirect to a cleaned path included.
-func (g *Gateway) Mux() http.Handler { return httpapi.WithRequestID(g.mux) }
+// Routes are the routes mounted ("METHOD /path"; the console's, which answers its own paths,
+// without a method).
+func (m *RouteMux) Routes() []string { return m.routes }
 
-// Routes are the routes the Mux serves ("METHOD /path"; the console's, which answers its own
-// paths, without a method).
-func (g *Gateway) Routes() []string { return g.mux.routes }
-
-// chat is what the endpoints that call providers share: the completion service over one set of
-// providers, and the Idempotency-Key guard.
-type chat struct {
-	svc   *completion.Service
-	guard *idempotency.Guard
+// Chat is what the endpoints that call providers share: the completion service over one set of
+// providers, and the Idempotency-Key guard (nil without a store).
+type Chat struct {
+	Service *completion.Service
+	Guard   *idempotency.Guard
 }
 
-// chatParts builds them, or returns those New built for every endpoint of the local server.
-func (d Deps) chatParts() (*chat, error) {
+// Chat builds them, or returns those SharedChat built for every endpoint of one deployment.
+func (d Deps) Chat() (*Chat, error) {
 	if d.chat != nil {
 		return d.chat, nil
 	}
@@ -248,7 +168,15 @@ func (d Deps) chatParts() (*chat, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chat{svc: svc, guard: newGuard(d)}, nil
+	return &Chat{Service: svc, Guard: newGuard(d)}, nil
+}
+
+// SharedChat returns d with one completion service and guard that every endpoint built from it
+// uses, as the local server and the console do.
+func (d Deps) SharedChat() (Deps, error) {
+	c, err := d.Chat()
+	d.chat = c
+	return d, err
 }
 
 // completions builds one provider per configured provider and the completion service on them.
@@ -282,38 +210,24 @@ func completions(d Deps) (*completion.Service, error) {
 	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, nil
 }
 
-func models(d Deps, list openaiapi.ModelLister) http.Handler {
-	h := &openaiapi.Handler{Models: list, MaxBody: d.MaxBody, Log: d.Log}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/models", h.ListModels)
-	mux.HandleFunc("GET /v1/models/{id...}", h.GetModel)
-	return httpapi.Routes(openaiapi.Render, readEndpoint(d, openaiapi.Render, mux.ServeHTTP), modelsRoutes...)
-}
-
-func openAIChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
-	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
-	chat := httpapi.Idempotent(guard, openaiapi.Render, openAIChatRoutes[0], d.MaxBody, http.HandlerFunc(h.Chat))
-	return httpapi.Routes(openaiapi.Render, traced(d, openAIChatRoutes[0], endpoint(d, openaiapi.Render, chat.ServeHTTP)), openAIChatRoutes...)
-}
-
-// traced gives a chat route's requests their span when tracing is on.
-func traced(d Deps, route string, h http.Handler) http.Handler {
+// Traced gives a chat route's requests their span when tracing is on.
+func Traced(d Deps, route string, h http.Handler) http.Handler {
 	if d.Tracer == nil {
 		return h
 	}
 	return d.Tracer.Handler(route, h)
 }
 
-// endpoint wraps h with what every authenticated route needs.
-func endpoint(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
+// Authenticated wraps h with what every authenticated route needs.
+func Authenticated(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
 	return httpapi.WithRequestID(httpapi.AccessLog(httpapi.Logger(d.Log), httpapi.WithBudget(d.Budget, httpapi.Authenticate(d.Keys, render, h))))
 }
 
-// readEndpoint is endpoint for a route that reads (models, usage, policy-check, receipts): the
+// Reading is Authenticated for a route that reads (models, usage, policy-check, receipts): the
 // key's ReadBudget applies, apart from its chat limits.
-func readEndpoint(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
+func Reading(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
 	if d.ReadBudget != nil {
 		h = d.ReadBudget.Wrap(render, h)
 	}
-	return endpoint(d, render, h)
+	return Authenticated(d, render, h)
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
+	"github.com/secureai-gateway/gateway/internal/endpoint/models"
 	"github.com/secureai-gateway/gateway/internal/fault"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
@@ -144,8 +144,8 @@ func load(t *testing.T) (*cloud.Cloud, *bytes.Buffer) {
 	return c, &logs
 }
 
-func models(c *cloud.Cloud) http.Handler {
-	return c.Endpoint(gateway.Models, nil)
+func modelsOf(c *cloud.Cloud) http.Handler {
+	return c.Endpoint(models.Endpoint, nil)
 }
 
 // serve sends GET /v1/models under a deadline of budget and returns the answer and how long it took.
@@ -166,7 +166,7 @@ func serve(h http.Handler, secret string, budget time.Duration) (*httptest.Respo
 func TestFirstRequestBuildEndsBeforeTheDeadline(t *testing.T) {
 	fx := newFixture(t)
 	c, logs := load(t)
-	h := models(c)
+	h := modelsOf(c)
 
 	fx.proxy.stalled.Store(true)
 	const budget = 2 * time.Second

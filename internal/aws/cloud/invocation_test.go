@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/secureai-gateway/gateway/internal/aws/awslambda"
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
+	"github.com/secureai-gateway/gateway/internal/endpoint/openaichat"
 	"github.com/secureai-gateway/gateway/internal/event"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
@@ -50,7 +50,7 @@ func (s *slowSender) types() []event.Type {
 
 // openAIChat is the openai-chat function's handler as its main.go builds it.
 func openAIChat(c *cloud.Cloud) http.Handler {
-	return c.Endpoint(gateway.OpenAIChat, adapters.Factories())
+	return c.Endpoint(openaichat.Endpoint, adapters.Factories())
 }
 
 // invokeStream runs one streaming invocation as the Lambda runtime does: the handler returns at

@@ -15,11 +15,12 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/ledger"
 	"github.com/secureai-gateway/gateway/internal/limits"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
 // Env is a running fake upstream and a gateway in front of it, both on loopback HTTP in this
-// process, built exactly as the local server builds them (gateway.New, the shared pooled client).
+// process, built exactly as the local server builds them (localserver.NewGateway, the shared pooled client).
 type Env struct {
 	UpstreamURL string // http://127.0.0.1:port/v1/chat/completions
 	GatewayURL  string // http://127.0.0.1:port/v1/chat/completions
@@ -109,7 +110,7 @@ func (e *Env) gateway(o Options, cat *catalog.Catalog) error {
 	if o.Limits {
 		counted = &ledger.Ledger{Store: ledger.Local{Counter: limits.NewMemory()}, Limits: true}
 	}
-	gw, err := gateway.New(gateway.Deps{
+	gw, err := localserver.NewGateway(gateway.Deps{
 		Ledger:     counted,
 		Catalog:    cat,
 		Providers:  adapters.Factories(),

@@ -53,7 +53,7 @@ func TestGatewayHoldsToItsDocumentUnderFuzzing(t *testing.T) {
 		{"normal key", user, "8", "coverage,fuzzing"},
 	} {
 		t.Run(run.name, func(t *testing.T) {
-			cmd := exec.CommandContext(ctx, st, "--config-file", filepath.Join(root, "internal", "apicontract", "schemathesis.toml"),
+			cmd := exec.CommandContext(ctx, st, "--config-file", filepath.Join(root, "internal", "systemtest", "apicontract", "schemathesis.toml"),
 				"run", base+"/openapi.json",
 				"-H", "Authorization: Bearer "+run.key,
 				"--checks", checks, "--phases", run.phases, "--max-examples", run.examples, "--seed", seed,

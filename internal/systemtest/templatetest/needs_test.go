@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/aws/cloud"
-	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
 )
 
 // Each endpoint's function gets exactly what the endpoint needs (gateway.Endpoint.Needs): in the
@@ -24,7 +24,7 @@ func TestEachEndpointsFunctionIsGivenWhatItNeeds(t *testing.T) {
 			featureVars[v] = true
 		}
 	}
-	for _, e := range gateway.Endpoints() {
+	for _, e := range localserver.Endpoints() {
 		t.Run(e.Function, func(t *testing.T) {
 			fn, ok := c.Resources[e.Function]
 			if !ok || fn.Type != "AWS::Lambda::Function" {

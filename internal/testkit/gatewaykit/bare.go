@@ -9,6 +9,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
@@ -20,13 +21,13 @@ func Deps(cat *catalog.Catalog, keys identity.KeyFinder) gateway.Deps {
 		Budget: 30 * time.Second, MaxBody: 1 << 20, Engine: chain.Engine{Reserve: 10 * time.Millisecond}}
 }
 
-// Bare starts gateway.New(deps) — the surfaces and the completion with only what deps names, no
+// Bare starts localserver.NewGateway(deps) — the surfaces and the completion with only what deps names, no
 // local server around them — on a loopback port closed when t ends, and returns its URL. Every
 // exchange is validated against the OpenAPI document unless Unvalidated is given.
 func Bare(t testing.TB, deps gateway.Deps, opts ...Option) string {
 	t.Helper()
 	o := apply(opts)
-	gw, err := gateway.New(deps)
+	gw, err := localserver.NewGateway(deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
-	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/local/localserver"
 	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 	"github.com/secureai-gateway/gateway/internal/testkit/openapitest"
@@ -117,7 +116,7 @@ func ServeAt(t testing.TB, path string, cat *catalog.Catalog, env localserver.En
 		t.Fatal(err)
 	}
 	secret = cmp.Or(secret, env.BootstrapKey)
-	gw, err := gateway.New(deps)
+	gw, err := localserver.NewGateway(deps)
 	if err != nil {
 		stop()
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package gateway
+package localserver
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/secureai-gateway/gateway/docs"
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/endpoint/public"
+	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/signing"
@@ -19,7 +21,7 @@ import (
 // Every route answers in its surface's envelope: OpenAI's under /v1, classic elsewhere; a wrong
 // method is a 405 naming the allowed ones in Allow, an unknown path a 404; all with a request id.
 func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
-	gw, err := New(Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}}, Providers: adapters.Factories(),
+	gw, err := NewGateway(gateway.Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}}, Providers: adapters.Factories(),
 		Credential: func(string) string { return "" }, MaxBody: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +63,7 @@ func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 
 // GET /openapi.json needs no key and serves docs/openapi.yaml as JSON.
 func TestOpenAPIIsServedWithoutAKey(t *testing.T) {
-	gw, err := New(Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}}, Providers: adapters.Factories(),
+	gw, err := NewGateway(gateway.Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}}, Providers: adapters.Factories(),
 		Credential: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +90,7 @@ func TestJWKSAnswersOtherMethodsInTheClassicEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewJWKS(Deps{Signer: signer})
+	h, err := public.NewJWKS(gateway.Deps{Signer: signer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestJWKSAnswersOtherMethodsInTheClassicEnvelope(t *testing.T) {
 // GET /usage reads billing and the request limits: a gateway without either has no such route
 // (a 404), never a handler that would dereference the missing one.
 func TestUsageIsMountedOnlyWithBillingAndLimits(t *testing.T) {
-	gw, err := New(Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}}, Providers: adapters.Factories(),
+	gw, err := NewGateway(gateway.Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}}, Providers: adapters.Factories(),
 		Credential: func(string) string { return "" }, KeyAdmin: &keyadmin.Service{}})
 	if err != nil {
 		t.Fatal(err)

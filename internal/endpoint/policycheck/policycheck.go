@@ -1,4 +1,5 @@
-package gateway
+// Package policycheck is the endpoint POST /policy-check: the dry run of a chat request (SPEC 6).
+package policycheck
 
 import (
 	"net/http"
@@ -7,22 +8,30 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/policycheck"
 	"github.com/tidwall/gjson"
 )
 
-// NewPolicyCheck builds POST /policy-check: the dry run of a chat request (SPEC 6). It builds the
-// providers only to route the chain's models; it calls none of them.
-func NewPolicyCheck(d Deps) (http.Handler, error) {
-	d = d.withDefaults()
-	c, err := d.chatParts()
+var routes = []string{"POST /policy-check"}
+
+// Endpoint is POST /policy-check. It routes the chain's models (the adapters) and reads what the
+// real call would check, read-only.
+var Endpoint = gateway.Endpoint{Function: "PolicyCheckFunction", Routes: routes, Render: classicapi.Render, Build: New,
+	Needs: gateway.NeedsAdapters | gateway.NeedsCredentials | gateway.NeedsUsers | gateway.NeedsLimits | gateway.NeedsBreakers}
+
+// New builds the endpoint. It builds the providers only to route the chain's models; it calls
+// none of them.
+func New(d gateway.Deps) (http.Handler, error) {
+	d = d.WithDefaults()
+	c, err := d.Chat()
 	if err != nil {
 		return nil, err
 	}
-	return policyCheck(d, c.svc), nil
+	return dryRun(d, c.Service), nil
 }
 
-func policyCheck(d Deps, svc *completion.Service) http.Handler {
+func dryRun(d gateway.Deps, svc *completion.Service) http.Handler {
 	check := func(w http.ResponseWriter, r *http.Request) error {
 		body, err := httpapi.ReadJSONObject(w, r, d.MaxBody)
 		if err != nil {
@@ -37,7 +46,7 @@ func policyCheck(d Deps, svc *completion.Service) http.Handler {
 		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), describe))
 		return nil
 	}
-	return classicTable(reader(d), []httpapi.Route{{Pattern: policyCheckRoutes[0], Handle: check}})
+	return gateway.ClassicTable(gateway.Reader(d), []httpapi.Route{{Pattern: routes[0], Handle: check}})
 }
 
 // chatInput reads a body of either chat surface: the classic one (it names an index or a

@@ -1,12 +1,8 @@
 package gateway
 
 import (
-	"net/http"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/api/classicapi"
-	"github.com/secureai-gateway/gateway/internal/api/httpapi"
-	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/idempotency"
 )
 
@@ -24,10 +20,4 @@ func newGuard(d Deps) *idempotency.Guard {
 		lease = d.Budget + time.Minute
 	}
 	return &idempotency.Guard{Store: d.Idempotency, TTL: idempotency.TTL, Lease: lease}
-}
-
-func classicChat(d Deps, svc *completion.Service, guard *idempotency.Guard) http.Handler {
-	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
-	chat := httpapi.Idempotent(guard, classicapi.Render, classicChatRoutes[0], d.MaxBody, http.HandlerFunc(h.Chat))
-	return httpapi.Routes(classicapi.Render, traced(d, classicChatRoutes[0], endpoint(d, classicapi.Render, chat.ServeHTTP)), classicChatRoutes...)
 }

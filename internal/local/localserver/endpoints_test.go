@@ -1,4 +1,4 @@
-package gateway
+package localserver
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/endpoint/models"
+	"github.com/secureai-gateway/gateway/internal/gateway"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 )
 
@@ -38,13 +40,13 @@ func TestModelsAloneListsWhatTheGatewayLists(t *testing.T) {
 	// Bedrock is listed only where an AWS credential source is visible; here none is (no keys in
 	// the lookup, an empty home): issue 12.6 — decided without probing the metadata service.
 	t.Setenv("HOME", t.TempDir())
-	d := Deps{Catalog: cat, Providers: adapters.Factories(), Keys: anyKey{}, Credential: func(name string) string {
+	d := gateway.Deps{Catalog: cat, Providers: adapters.Factories(), Keys: anyKey{}, Credential: func(name string) string {
 		if name == "KEYED_API_KEY" {
 			return "sk-test"
 		}
 		return ""
 	}}
-	gw, err := New(d)
+	gw, err := NewGateway(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,16 +60,16 @@ func TestModelsAloneListsWhatTheGatewayLists(t *testing.T) {
 		}
 		return rec.Body.String()
 	}
-	h, err := NewModels(d)
+	h, err := models.New(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	alone, all := list(h), list(gw.Mux())
 	if alone != all {
-		t.Errorf("NewModels lists %s\nthe gateway lists %s", alone, all)
+		t.Errorf("models.New lists %s\nthe gateway lists %s", alone, all)
 	}
 	want := `{"data":[{"id":"keyed/a","object":"model","created":0,"owned_by":"keyed"},{"id":"open/c","object":"model","created":0,"owned_by":"open"}],"object":"list"}`
 	if alone != want+"\n" {
-		t.Errorf("NewModels lists %s, want %s", alone, want)
+		t.Errorf("models.New lists %s, want %s", alone, want)
 	}
 }
