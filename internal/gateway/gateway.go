@@ -87,7 +87,7 @@ type Deps struct {
 	RequestCounter *reqstats.Counter
 	RequestStats   reqstats.Store
 
-	chat *Chat // built once by SharedChat for every endpoint that calls providers; nil: each builds its own
+	chat *chat // built once by SharedChat for every endpoint that calls providers; nil: each builds its own
 }
 
 // WithDefaults fills what d leaves unset (MaxBody).
@@ -127,9 +127,12 @@ func (m *RouteMux) Mount(h http.Handler, routes []string) {
 	}
 }
 
-// MountBuilt builds and mounts each endpoint. With optional, one the deployment leaves off is
-// skipped; without, its *OffError is returned like any other.
-func (m *RouteMux) MountBuilt(d Deps, optional bool, es ...Endpoint) error {
+// MountBuilt builds and mounts each endpoint on m. With optional, one the deployment leaves off is
+// skipped; without, its *OffError is returned like any other. It is a function, not a method: a
+// RouteMux is an http.Handler, and the linker keeps every exported method of a type used as an
+// interface, with the types its signature reaches (Deps, and through it the chat endpoints' parts)
+// — in every function that serves one.
+func MountBuilt(m *RouteMux, d Deps, optional bool, es ...Endpoint) error {
 	for _, e := range es {
 		h, err := e.Build(d)
 		var off *OffError
@@ -152,30 +155,30 @@ func (m *RouteMux) MountBuilt(d Deps, optional bool, es ...Endpoint) error {
 // without a method).
 func (m *RouteMux) Routes() []string { return m.routes }
 
-// Chat is what the endpoints that call providers share: the completion service over one set of
+// chat is what the endpoints that call providers share: the completion service over one set of
 // providers, and the Idempotency-Key guard (nil without a store).
-type Chat struct {
-	Service *completion.Service
-	Guard   *idempotency.Guard
+type chat struct {
+	svc   *completion.Service
+	guard *idempotency.Guard
 }
 
-// Chat builds them, or returns those SharedChat built for every endpoint of one deployment.
-func (d Deps) Chat() (*Chat, error) {
+// ChatOf builds them, or returns those SharedChat built for every endpoint of one deployment.
+func ChatOf(d Deps) (*completion.Service, *idempotency.Guard, error) {
 	if d.chat != nil {
-		return d.chat, nil
+		return d.chat.svc, d.chat.guard, nil
 	}
 	svc, err := completions(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Chat{Service: svc, Guard: newGuard(d)}, nil
+	return svc, newGuard(d), nil
 }
 
 // SharedChat returns d with one completion service and guard that every endpoint built from it
 // uses, as the local server and the console do.
-func (d Deps) SharedChat() (Deps, error) {
-	c, err := d.Chat()
-	d.chat = c
+func SharedChat(d Deps) (Deps, error) {
+	svc, guard, err := ChatOf(d)
+	d.chat = &chat{svc: svc, guard: guard}
 	return d, err
 }
 

@@ -18,11 +18,11 @@ var Endpoint = gateway.Endpoint{Function: "ClassicChatFunction", Routes: routes,
 // New builds the endpoint.
 func New(d gateway.Deps) (http.Handler, error) {
 	d = d.WithDefaults()
-	c, err := d.Chat()
+	svc, guard, err := gateway.ChatOf(d)
 	if err != nil {
 		return nil, err
 	}
-	h := &classicapi.Handler{Completions: c.Service, MaxBody: d.MaxBody, Log: d.Log}
-	chat := httpapi.Idempotent(c.Guard, classicapi.Render, routes[0], d.MaxBody, http.HandlerFunc(h.Chat))
+	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
+	chat := httpapi.Idempotent(guard, classicapi.Render, routes[0], d.MaxBody, http.HandlerFunc(h.Chat))
 	return httpapi.Routes(classicapi.Render, gateway.Traced(d, routes[0], gateway.Authenticated(d, classicapi.Render, chat.ServeHTTP)), routes...), nil
 }

@@ -26,13 +26,13 @@ var Endpoint = gateway.Endpoint{Function: "ConsoleFunction", Routes: []string{co
 // from the same endpoints.
 func New(d gateway.Deps) (http.Handler, error) {
 	// One completion service for the chat and the dry run, as in the local server.
-	d, err := d.WithDefaults().SharedChat()
+	d, err := gateway.SharedChat(d.WithDefaults())
 	if err != nil {
 		return nil, err
 	}
 	api := gateway.NewRouteMux()
 	// The console needs every one: its function's environment names their tables.
-	if err := api.MountBuilt(d, false, models.Endpoint, openaichat.Endpoint, policycheck.Endpoint, admin.Endpoint, usage.Endpoint); err != nil {
+	if err := gateway.MountBuilt(api, d, false, models.Endpoint, openaichat.Endpoint, policycheck.Endpoint, admin.Endpoint, usage.Endpoint); err != nil {
 		return nil, err
 	}
 	return Over(d, api)

@@ -18,11 +18,11 @@ var Endpoint = gateway.Endpoint{Function: "OpenAIChatFunction", Routes: routes, 
 // New builds the endpoint.
 func New(d gateway.Deps) (http.Handler, error) {
 	d = d.WithDefaults()
-	c, err := d.Chat()
+	svc, guard, err := gateway.ChatOf(d)
 	if err != nil {
 		return nil, err
 	}
-	h := &openaiapi.Handler{Completions: c.Service, MaxBody: d.MaxBody, Log: d.Log}
-	chat := httpapi.Idempotent(c.Guard, openaiapi.Render, routes[0], d.MaxBody, http.HandlerFunc(h.Chat))
+	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
+	chat := httpapi.Idempotent(guard, openaiapi.Render, routes[0], d.MaxBody, http.HandlerFunc(h.Chat))
 	return httpapi.Routes(openaiapi.Render, gateway.Traced(d, routes[0], gateway.Authenticated(d, openaiapi.Render, chat.ServeHTTP)), routes...), nil
 }

@@ -24,11 +24,11 @@ var Endpoint = gateway.Endpoint{Function: "PolicyCheckFunction", Routes: routes,
 // none of them.
 func New(d gateway.Deps) (http.Handler, error) {
 	d = d.WithDefaults()
-	c, err := d.Chat()
+	svc, _, err := gateway.ChatOf(d)
 	if err != nil {
 		return nil, err
 	}
-	return dryRun(d, c.Service), nil
+	return dryRun(d, svc), nil
 }
 
 func dryRun(d gateway.Deps, svc *completion.Service) http.Handler {

@@ -26,7 +26,7 @@ var Endpoint = gateway.Endpoint{Function: "JWKSFunction", Routes: []string{jwksR
 // the JWKS is off.
 func New(d gateway.Deps) (http.Handler, error) {
 	mux := gateway.NewRouteMux()
-	err := mux.MountBuilt(d, true,
+	err := gateway.MountBuilt(mux, d, true,
 		gateway.Endpoint{Routes: []string{jwksRoute}, Build: NewJWKS},
 		gateway.Endpoint{Routes: []string{openAPIRoute}, Build: NewOpenAPI})
 	if err != nil {

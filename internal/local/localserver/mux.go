@@ -33,7 +33,7 @@ type Gateway struct {
 // endpoint whose feature d leaves off is not mounted.
 func NewGateway(d gateway.Deps) (*Gateway, error) {
 	// One completion service and one idempotency guard for every endpoint that calls providers.
-	d, err := d.WithDefaults().SharedChat()
+	d, err := gateway.SharedChat(d.WithDefaults())
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func NewGateway(d gateway.Deps) (*Gateway, error) {
 			// The console calls this very mux, so it shows every route the local server has.
 			e.Build = func(d gateway.Deps) (http.Handler, error) { return console.Over(d, g.mux) }
 		}
-		if err := g.mux.MountBuilt(d, true, e); err != nil {
+		if err := gateway.MountBuilt(g.mux, d, true, e); err != nil {
 			return nil, err
 		}
 	}

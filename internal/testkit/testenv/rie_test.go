@@ -13,7 +13,7 @@ import (
 // The awslambda test function, in its sam local (buffered) mode, stands in for
 // any function binary: the emulator returns its output as one JSON document.
 func TestRIERunsAFunctionBinary(t *testing.T) {
-	bootstrap := testenv.GoBuild(t, "../awslambda/testdata/streamfn")
+	bootstrap := testenv.GoBuild(t, "../../aws/awslambda/testdata/streamfn")
 	fn := testenv.StartLambda(t, bootstrap, "AWS_SAM_LOCAL=true", "STREAMFN_RELEASE_URL=")
 
 	ev, err := json.Marshal(events.APIGatewayProxyRequest{
@@ -39,7 +39,7 @@ func TestRIERunsAFunctionBinary(t *testing.T) {
 // Without AWS_SAM_LOCAL the function streams; the emulator buffers the stream
 // and returns the raw HTTP-integration output: prelude, eight NULs, body.
 func TestRIEBuffersAStreamingFunction(t *testing.T) {
-	bootstrap := testenv.GoBuild(t, "../awslambda/testdata/streamfn")
+	bootstrap := testenv.GoBuild(t, "../../aws/awslambda/testdata/streamfn")
 	fn := testenv.StartLambda(t, bootstrap, "AWS_SAM_LOCAL=", "STREAMFN_RELEASE_URL=")
 	out := fn.Invoke(t, []byte(`{"httpMethod":"GET","path":"/"}`))
 	head, body, ok := strings.Cut(string(out), "\x00\x00\x00\x00\x00\x00\x00\x00")
