@@ -300,3 +300,34 @@ func TestACancelledHedgeIsBilledForItsPrompt(t *testing.T) {
 		}
 	})
 }
+
+// A charge opening or closing a hold leaves the record it was applied to a new holds map: a copy
+// of the record taken before (the one a store is committing, or handed to a reader) keeps its own.
+func TestChargeHoldsAreCopiedNotChanged(t *testing.T) {
+	period := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	u := &billing.User{ID: "u", PeriodStart: period, MonthlyPoints: 100}
+	open := func(id string, points int64) billing.Charge {
+		return billing.Charge{Period: period, Points: points, Opens: id, Hold: billing.Hold{Period: period, Points: points}}
+	}
+	for _, id := range []string{"a", "b"} {
+		if err := open(id, 10).Apply(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := *u
+	if err := (billing.Charge{Period: period, Points: -10, Closes: "a"}).Apply(u); err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Holds) != 2 || len(u.Holds) != 1 || u.Holds["b"].Points != 10 || u.PointsUsed != 10 {
+		t.Fatalf("after closing a: copy %v, record %v (%d used)", before.Holds, u.Holds, u.PointsUsed)
+	}
+	if err := (billing.Charge{Period: period, Points: -10, Closes: "b"}).Apply(u); err != nil {
+		t.Fatal(err)
+	}
+	if u.Holds != nil || u.PointsUsed != 0 || len(before.Holds) != 2 {
+		t.Errorf("after closing both: record %v (%d used), copy %v", u.Holds, u.PointsUsed, before.Holds)
+	}
+	if err := (billing.Charge{Period: period, Closes: "b"}).Apply(u); !errors.Is(err, billing.ErrHoldGone) {
+		t.Errorf("closing a hold twice: %v", err)
+	}
+}

@@ -117,17 +117,35 @@ func (c Charge) Apply(u *User) error {
 	u.PointsUsed += c.Points
 	u.SpendMicros += c.Micros
 	if c.Opens != "" || c.Closes != "" {
-		holds := maps.Clone(u.Holds)
-		if holds == nil {
-			holds = map[string]Hold{}
-		}
-		delete(holds, c.Closes)
-		if c.Opens != "" {
-			holds[c.Opens] = c.Hold
-		}
-		u.Holds = holds
+		u.Holds = c.holds(u.Holds)
 	}
 	return nil
+}
+
+// holds returns the holds after c: a new map (a user's record is copied by value, so its holds
+// are never changed in place), or nil when none are left — a user's one request in flight opens
+// and closes its hold without building a map to close it.
+func (c Charge) holds(was map[string]Hold) map[string]Hold {
+	n := len(was)
+	if _, ok := was[c.Closes]; ok {
+		n--
+	}
+	if c.Opens != "" {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	holds := make(map[string]Hold, n)
+	for id, h := range was {
+		if id != c.Closes {
+			holds[id] = h
+		}
+	}
+	if c.Opens != "" {
+		holds[c.Opens] = c.Hold
+	}
+	return holds
 }
 
 // RefundExpired gives back every hold of u that expired before now (one of an earlier period is

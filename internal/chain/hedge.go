@@ -20,21 +20,6 @@ import (
 // errHedgeLost is the cause an attempt is cancelled with when the attempt beside it won.
 var errHedgeLost = errors.New("chain: the hedged attempt beside this one served first")
 
-// flight is one attempt under way.
-type flight struct {
-	t       Target
-	line    int // its line in the report, taken when it starts so lines stay in start order
-	start   time.Time
-	due     time.Time // when hedge_after_ms falls due for it
-	actx    context.Context
-	cancel  context.CancelCauseFunc
-	traced  func(Attempt)
-	hedge   bool   // it started beside another attempt
-	dropped bool   // cancelled to make room for a later hedge: it lands as hedge_lost
-	settled bool   // hedge_after_ms has been acted on for it (a hedge started, or could not)
-	skipped Reason // why no hedge started beside it; "" when one did or none was due
-}
-
 // landing is an attempt's end, sent by its goroutine.
 type landing[T any] struct {
 	f       *flight
@@ -139,10 +124,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				continue
 			}
 			running = remove(running, l.f)
-			if l.err == nil && errors.Is(context.Cause(l.f.actx), errAttemptTimeout) {
-				l.err = errAttemptTimeout // answered only after its timer fired: a timeout (run.go)
-			}
-			if l.err == nil {
+			if l.err = landed(l.f.actx, l.err); l.err == nil {
 				r.win(l, append(running, dropping...), done)
 				return r.res, nil
 			}
@@ -152,38 +134,25 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				r.abandon(append(running, dropping...), done, context.Canceled, "")
 				return r.res, ErrCanceled
 			}
-			reason := classify(ctx, l.f.actx, l.err)
-			if reason == ContextLength && !r.p.On.Has(ContextLength) {
-				reason = Rejected
-			}
+			reason, _ := r.failure(ctx, l.f.actx, l.f.t, l.err)
 			r.end(l, Attempt{Status: Failed, Reason: reason})
-			r.health(l.f.t, false, reason)
-			var hint RetryHinter
-			if errors.As(l.err, &hint) {
-				if after := hint.RetryAfterHint(); reason == RateLimit && after > 0 && (r.retryAfter == 0 || after < r.retryAfter) {
-					r.retryAfter = after
-				}
-			}
 			if stop != nil {
 				continue // the first final outcome stands
 			}
-			switch err := l.err; {
-			case reason == Rejected:
-				stop = func() error { return &Stopped{Err: err, Attempts: r.res.Report.Attempts} }
-			case ctx.Err() != nil || r.left() <= 0:
-				stop = func() error { return r.exhausted(DeadlineReached) }
-			case !r.p.On.Has(reason):
+			if stop = r.final(ctx, reason, l.err); stop == nil && !r.p.On.Has(reason) {
 				stop = func() error { return r.exhausted(NotTriggered) }
-			default:
-				r.res.Report.Occurred = true
-				if reason == ContextLength {
-					minWindow = max(minWindow, l.f.t.ContextWindow)
-				}
-				if l.f.line > failLine {
-					// The next model follows the later-started of two failed attempts, as the
-					// report's order tells it (metrics derive failovers from the report).
-					pending, failLine = from(l.f.t, reason, l.latency), l.f.line
-				}
+			}
+			if stop != nil {
+				continue // the attempt still beside this one may yet serve; else stop ends the chain
+			}
+			r.res.Report.Occurred = true
+			if reason == ContextLength {
+				minWindow = max(minWindow, l.f.t.ContextWindow)
+			}
+			if l.f.line > failLine {
+				// The next model follows the later-started of two failed attempts, as the
+				// report's order tells it (metrics derive failovers from the report).
+				pending, failLine = from(l.f.t, reason, l.latency), l.f.line
 			}
 		}
 	}
@@ -221,16 +190,11 @@ func (r *runner[T]) launch(ctx context.Context, t Target, hedge bool, done chan<
 	if left <= 0 {
 		return nil, r.exhausted(DeadlineReached)
 	}
-	f := &flight{t: t, hedge: hedge, line: len(r.res.Report.Attempts), start: time.Now(), traced: func(Attempt) {}}
-	f.due = f.start.Add(r.p.HedgeAfter)
+	line := len(r.res.Report.Attempts)
 	r.line(Attempt{Model: t.Model, Provider: t.Provider, Hedge: hedge}) // filled in when it lands
-	var tctx context.Context
-	f.actx, f.cancel = context.WithCancelCause(ctx)
-	tctx = f.actx
-	if r.e.Trace != nil {
-		tctx, f.traced = r.e.Trace(f.actx, t)
-	}
-	timer := time.AfterFunc(r.limit(t, left), func() { f.cancel(errAttemptTimeout) })
+	a, tctx, timer := r.begin(ctx, t, left)
+	f := &a
+	f.hedge, f.line, f.due = hedge, line, f.start.Add(r.p.HedgeAfter)
 	go func() {
 		v, err := r.try(tctx, t)
 		timer.Stop()
@@ -250,9 +214,7 @@ func (r *runner[T]) end(l landing[T], a Attempt) {
 // has ended so its line is in the report and its connection closed.
 func (r *runner[T]) win(l landing[T], running []*flight, done <-chan landing[T]) {
 	r.end(l, Attempt{Status: Served})
-	r.health(l.f.t, true, "")
-	r.res.Value, r.res.Served = l.v, l.f.t.Model
-	r.res.Release = func() { l.f.cancel(context.Canceled) }
+	r.served(l.f.t, l.v, l.f.cancel)
 	r.abandon(running, done, errHedgeLost, HedgeLost)
 }
 

@@ -44,6 +44,22 @@ func from(t Target, reason Reason, latency time.Duration) *Transition {
 	return &Transition{Failed: t.Model, FailedProvider: t.Provider, Reason: reason, Latency: latency}
 }
 
+// flight is one attempt under way. The fields after traced serve hedged runs (hedge.go).
+type flight struct {
+	t      Target
+	start  time.Time
+	actx   context.Context
+	cancel context.CancelCauseFunc
+	traced func(Attempt)
+
+	line    int       // its line in the report, taken when it starts so lines stay in start order
+	due     time.Time // when hedge_after_ms falls due for it
+	hedge   bool      // it started beside another attempt
+	dropped bool      // cancelled to make room for a later hedge: it lands as hedge_lost
+	settled bool      // hedge_after_ms has been acted on for it (a hedge started, or could not)
+	skipped Reason    // why no hedge started beside it; "" when one did or none was due
+}
+
 // Try makes one attempt. For a streaming call it returns once the first content token has arrived,
 // so the engine's timer bounds the time to first token.
 type Try[T any] func(ctx context.Context, t Target) (T, error)
@@ -161,30 +177,18 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 		if left <= 0 {
 			return "", 0, r.exhausted(DeadlineReached)
 		}
-		start := time.Now()
-		actx, cancel := context.WithCancelCause(ctx)
-		timer := time.AfterFunc(r.limit(t, left), func() { cancel(errAttemptTimeout) })
-		tctx, traced := actx, func(Attempt) {}
-		if r.e.Trace != nil {
-			tctx, traced = r.e.Trace(actx, t)
-		}
+		f, tctx, timer := r.begin(ctx, t, left)
+		actx, cancel, traced := f.actx, f.cancel, f.traced
 		v, err := r.try(tctx, t)
 		timer.Stop()
-		latency := time.Since(start)
+		latency := time.Since(f.start)
 
-		if err == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
-			// The attempt only answered after its timer had fired and canceled its context, so a
-			// stream it returned is already cut: the engine's timer decides, this is a timeout.
-			err = errAttemptTimeout
-		}
-		if err == nil {
+		if err = landed(actx, err); err == nil {
 			a := t.line(Served, "")
 			a.LatencyMS, a.Retry = latency.Milliseconds(), n
 			r.line(a)
 			traced(a)
-			r.health(t, true, "")
-			r.res.Value, r.res.Served = v, t.Model
-			r.res.Release = func() { cancel(context.Canceled) }
+			r.served(t, v, cancel)
 			return "", latency, nil
 		}
 		cancel(context.Canceled)
@@ -194,30 +198,13 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 			traced(a)
 			return "", latency, ErrCanceled
 		}
-		reason := classify(ctx, actx, err)
-		if reason == ContextLength && !r.p.On.Has(ContextLength) {
-			reason = Rejected // the seed's rule: a request too long is the caller's to fix
-		}
+		reason, after := r.failure(ctx, actx, t, err)
 		a := t.line(Failed, reason)
 		a.LatencyMS, a.Retry = latency.Milliseconds(), n
 		r.line(a)
 		traced(a)
-		r.health(t, false, reason)
-		var hint RetryHinter
-		var after time.Duration
-		if errors.As(err, &hint) {
-			after = hint.RetryAfterHint()
-		}
-		if reason == RateLimit && after > 0 && (r.retryAfter == 0 || after < r.retryAfter) {
-			r.retryAfter = after
-		}
-		switch {
-		case reason == Rejected:
-			return "", latency, &Stopped{Err: err, Attempts: r.res.Report.Attempts}
-		case ctx.Err() != nil || r.left() <= 0:
-			// Checked before announcing a failover that could not start: an attempt cut to the
-			// deadline (minus Reserve) leaves no time for the next one.
-			return "", latency, r.exhausted(DeadlineReached)
+		if stop := r.final(ctx, reason, err); stop != nil {
+			return "", latency, stop()
 		}
 		if wait, ok := r.p.Retry.wait(n, reason, after, r.left()); ok {
 			if !sleep(ctx, wait) {
@@ -230,6 +217,21 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 		}
 		return reason, latency, nil
 	}
+}
+
+// begin starts an attempt of t: its context, cut by a timer at the attempt's bound (left: what
+// remains of the deadline) that the caller stops once the attempt returns, and its trace, which
+// the attempt runs under (the returned context).
+func (r *runner[T]) begin(ctx context.Context, t Target, left time.Duration) (flight, context.Context, *time.Timer) {
+	f := flight{t: t, start: time.Now(), traced: func(Attempt) {}}
+	f.actx, f.cancel = context.WithCancelCause(ctx)
+	cancel := f.cancel
+	timer := time.AfterFunc(r.limit(t, left), func() { cancel(errAttemptTimeout) })
+	tctx := f.actx
+	if r.e.Trace != nil {
+		tctx, f.traced = r.e.Trace(f.actx, t)
+	}
+	return f, tctx, timer
 }
 
 // limit bounds an attempt of t: its timeout, or streaming its first-token timeout when shorter,
@@ -258,6 +260,59 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// landed is the error of an attempt that returned err under actx. An attempt that only answered
+// after its timer had fired and canceled its context returned a stream that is already cut: the
+// engine's timer decides, this is a timeout.
+func landed(actx context.Context, err error) error {
+	if err == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
+		return errAttemptTimeout
+	}
+	return err
+}
+
+// served locks in t's answer v; release ends the attempt's context once the caller is done with v.
+func (r *runner[T]) served(t Target, v T, release context.CancelCauseFunc) {
+	r.health(t, true, "")
+	r.res.Value, r.res.Served = v, t.Model
+	r.res.Release = func() { release(context.Canceled) }
+}
+
+// failure names why an attempt of t, run under actx, failed with err and records it: t's health,
+// and the soonest a rate-limited provider takes requests again. A request too long is the caller's
+// to fix unless `on` lists context_length (the seed's rule). It also returns the provider's hint of
+// when to come back, whatever the reason, for the plan's retries.
+func (r *runner[T]) failure(ctx, actx context.Context, t Target, err error) (Reason, time.Duration) {
+	reason := classify(ctx, actx, err)
+	if reason == ContextLength && !r.p.On.Has(ContextLength) {
+		reason = Rejected
+	}
+	r.health(t, false, reason)
+	var hint RetryHinter
+	var after time.Duration
+	if errors.As(err, &hint) {
+		after = hint.RetryAfterHint()
+	}
+	if reason == RateLimit && after > 0 && (r.retryAfter == 0 || after < r.retryAfter) {
+		r.retryAfter = after
+	}
+	return reason, after
+}
+
+// final says whether an attempt that failed with err for reason ends the chain whatever `on`
+// lists: a refusal stops it with the attempt's error; a deadline too near (minus Reserve) leaves
+// no time for another attempt, checked before a failover that could not start is announced. It
+// returns what makes the chain's error — called when the chain ends, so the error holds the report
+// and the retry hint as they are then — or nil when the chain may go on.
+func (r *runner[T]) final(ctx context.Context, reason Reason, err error) func() error {
+	switch {
+	case reason == Rejected:
+		return func() error { return &Stopped{Err: err, Attempts: r.res.Report.Attempts} }
+	case ctx.Err() != nil || r.left() <= 0:
+		return func() error { return r.exhausted(DeadlineReached) }
+	}
+	return nil
 }
 
 // classify names why an attempt failed. The engine's own timers decide timeouts, whatever error

@@ -30,6 +30,9 @@ type Controls struct {
 	// receipt: one atomic store write each way (internal/ledger).
 	Ledger interface {
 		Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error)
+		// Reserve holds more for an admitted request — a hedge, a resumed stream's continuation —
+		// as a hold of its own, refunded if it never settles; nil when nothing is billed.
+		Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error)
 		Settle(ctx context.Context, r *billing.Reservation, bill *billing.Bill, rec *receipt.Record) error
 		// Prefetch starts reading what Admit will need, so the read runs beside the checks
 		// before it; it never blocks.
@@ -49,9 +52,8 @@ type Controls struct {
 	// Keys are read again before each attempt after the first, so a key revoked mid-chain stops
 	// the chain there.
 	Keys identity.KeyFinder
-	// Billing quotes a dry run's quota and bills the model that continued a resumed stream.
+	// Billing quotes a dry run's quota.
 	Billing interface {
-		Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (*billing.Reservation, error)
 		Quote(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate) (billing.Quote, error)
 	}
 	// Tokens mint each attempt's Signed Entitlement Token from the exact bytes it sends.
@@ -164,7 +166,7 @@ func (c *Call) settle(ctx context.Context, o *Outcome) {
 		}
 	}
 	c.settleHedges(ctx, o)
-	if o.Resumed != "" && ctl.Billing != nil {
+	if o.Resumed != "" && ctl.Ledger != nil {
 		// The model that continued a broken stream is billed for what it produced, apart.
 		var err error
 		o.ResumedBill, err = c.billResumed(ctx, o)
@@ -177,15 +179,17 @@ func (c *Call) settle(ctx context.Context, o *Outcome) {
 // key that cannot pay for both at once is not hedged — the chain waits for the running attempt.
 // Without billing there is nothing to hold.
 func (c *Call) hedge(ctx context.Context, _, next chain.Target) bool {
-	b := c.svc.Controls.Billing
-	if b == nil || c.reservation == nil {
+	l := c.svc.Controls.Ledger
+	if l == nil || c.reservation == nil {
 		return true
 	}
-	r, err := b.Reserve(ctx, c.key, []*catalog.Model{c.modelOf(chain.Attempt{Model: next.Model, Provider: next.Provider})}, c.estimate())
+	r, err := l.Reserve(ctx, c.key, []*catalog.Model{c.modelOf(chain.Attempt{Model: next.Model, Provider: next.Provider})}, c.estimate(), time.Now())
 	if err != nil {
 		return false
 	}
-	c.hedgeHolds = append(c.hedgeHolds, r)
+	if r != nil {
+		c.hedgeHolds = append(c.hedgeHolds, r)
+	}
 	return true
 }
 
@@ -208,8 +212,8 @@ func (c *Call) settleHedges(ctx context.Context, o *Outcome) {
 
 func (c *Call) billResumed(ctx context.Context, o *Outcome) (*billing.Bill, error) {
 	m := c.modelOf(lineWith(o.Report, chain.Resumed))
-	r, err := c.svc.Controls.Billing.Reserve(ctx, c.key, []*catalog.Model{m}, c.estimate())
-	if err != nil {
+	r, err := c.svc.Controls.Ledger.Reserve(ctx, c.key, []*catalog.Model{m}, c.estimate(), time.Now())
+	if r == nil || err != nil {
 		return nil, err
 	}
 	bill, err := r.Settle(ctx, m, billingUsage(o.ResumedUsage))

@@ -26,6 +26,9 @@ type byUsage struct{}
 func (byUsage) Admit(context.Context, *apikey.Key, []*catalog.Model, billing.Estimate, time.Time) (*billing.Reservation, error) {
 	return &billing.Reservation{Mode: apikey.UsageByModel}, nil
 }
+func (byUsage) Reserve(context.Context, *apikey.Key, []*catalog.Model, billing.Estimate, time.Time) (*billing.Reservation, error) {
+	return nil, nil
+}
 func (byUsage) Settle(context.Context, *billing.Reservation, *billing.Bill, *receipt.Record) error {
 	return nil
 }

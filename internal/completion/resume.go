@@ -105,7 +105,10 @@ func (r *resumption) callerUsage(cont provider.Usage) provider.Usage {
 
 // ModelUsage is one model's part of a resumed answer, for the report.
 type ModelUsage struct {
-	Model            string `json:"model"`
+	Model string `json:"model"`
+	// Provider names the deployment, for a model served by several (a stream may resume on
+	// another deployment of the model that broke off); "" otherwise.
+	Provider         string `json:"provider,omitempty"`
 	PromptTokens     int    `json:"prompt_tokens"`
 	CompletionTokens int    `json:"completion_tokens"`
 	// Estimated is true for the interrupted model, which reported no usage: its part is
@@ -121,19 +124,20 @@ func (st *Stream) UsageByModel() []ModelUsage {
 	if r == nil || r.model == "" || r.cont == nil {
 		return nil
 	}
-	first := r.firstUsage(st.call)
+	first, served, resumed := r.firstUsage(st.call), lineWith(st.report, chain.Served), lineWith(st.report, chain.Resumed)
 	return []ModelUsage{
-		{Model: st.Served, PromptTokens: first.PromptTokens, CompletionTokens: first.CompletionTokens, Estimated: true},
-		{Model: r.model, PromptTokens: r.cont.PromptTokens, CompletionTokens: r.cont.CompletionTokens},
+		{Model: served.Model, Provider: served.Provider, PromptTokens: first.PromptTokens, CompletionTokens: first.CompletionTokens, Estimated: true},
+		{Model: resumed.Model, Provider: resumed.Provider, PromptTokens: r.cont.PromptTokens, CompletionTokens: r.cont.CompletionTokens},
 	}
 }
 
-// resumeOnNext continues an interrupted stream on the next model of the chain able to continue
+// resumeOnNext continues an interrupted stream on the next target of the chain able to continue
 // an assistant prefix, when the plan asks for it: the original messages plus the delivered text
-// as the assistant's prefix, streamed on into the same answer. It reports whether the stream goes
-// on; when it does not, the original interruption stands (a refused continuation never replaces
-// it). Only one resume per stream, never inside a tool call, never past the deadline or after the
-// caller left.
+// as the assistant's prefix, streamed on into the same answer. The next target is the one an
+// attempt that failed before its first token would have gone to: the remaining deployments of the
+// model that broke off, then the later models. It reports whether the stream goes on; when it
+// does not, the original interruption stands (a refused continuation never replaces it). Only one
+// resume per stream, never inside a tool call, never past the deadline or after the caller left.
 func (st *Stream) resumeOnNext() bool {
 	r := st.resume
 	var in *Interruption
@@ -141,9 +145,9 @@ func (st *Stream) resumeOnNext() bool {
 		return false
 	}
 	c := st.call
-	from := -1
+	served, from := lineWith(st.report, chain.Served), -1
 	for i, t := range c.Plan.Targets {
-		if t.Model == st.Served {
+		if t.Model == served.Model && t.Provider == served.Provider {
 			from = i
 		}
 	}

@@ -84,10 +84,14 @@ func newResumeGateway(t *testing.T) (string, *resumeUpstream) {
 	up := &resumeUpstream{continuations: make(chan []byte, 4)}
 	srv := httptest.NewServer(up)
 	t.Cleanup(srv.Close)
-	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"p": {Type: "openai", BaseURL: srv.URL + "/v1"}}, Models: map[string]*catalog.Model{}}
+	cat := &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"p": {Type: "openai", BaseURL: srv.URL + "/v1"}, "q": {Type: "openai", BaseURL: srv.URL + "/v1"}},
+		Models: map[string]*catalog.Model{}}
 	for _, m := range []string{"cut", "stall", "malformed", "tool", "cont", "refuse", "plain"} {
 		cat.Models["p/"+m] = &catalog.Model{Name: "p/" + m, Provider: "p", Upstream: m, ContinuePrefix: m == "cont" || m == "refuse"}
 	}
+	// One model on two deployments: p's breaks after 40 tokens, q's continues.
+	cat.Models["p/deployed"] = &catalog.Model{Name: "p/deployed", ContinuePrefix: true,
+		Deployments: []catalog.Deployment{{Provider: "p", Upstream: "cut"}, {Provider: "q", Upstream: "cont"}}}
 	return gatewaykit.Bare(t, gatewaykit.Deps(cat, oneKey{})), up
 }
 
@@ -100,19 +104,23 @@ func (oneKey) KeyByHash(_ context.Context, hash string) (*apikey.Key, error) {
 
 var _ identity.KeyFinder = oneKey{}
 
-// on_interrupt: resume — a stream that breaks after 40 of 60 tokens continues on the next model
-// able to continue a prefix; the caller receives exactly the whole answer in one stream.
+// on_interrupt: resume — a stream that breaks after 40 of 60 tokens continues on the next target
+// able to continue a prefix — the model's next deployment before a later model; the caller
+// receives exactly the whole answer in one stream.
 func TestResumeAnInterruptedStream(t *testing.T) {
 	for _, tc := range []struct {
 		name, chain string
 		resumed     bool
 		code        string // the error frame's code when not resumed
+		on          string // "model provider" of the report's resumed line, when resumed
 	}{
-		{"cut after 40 tokens", `"models":["p/cut","p/plain","p/cont"]`, true, ""},
-		{"stall after 40 tokens", `"models":["p/stall","p/cont"]`, true, ""},
-		{"malformed chunk after 40 tokens", `"models":["p/malformed","p/cont"]`, true, ""},
-		{"a refused continuation ends with the original interruption", `"models":["p/cut","p/refuse"]`, false, "stream_interrupted"},
-		{"never inside a tool call", `"models":["p/tool","p/cont"]`, false, "stream_interrupted"},
+		{"cut after 40 tokens", `"models":["p/cut","p/plain","p/cont"]`, true, "", "p/cont "},
+		{"stall after 40 tokens", `"models":["p/stall","p/cont"]`, true, "", "p/cont "},
+		{"malformed chunk after 40 tokens", `"models":["p/malformed","p/cont"]`, true, "", "p/cont "},
+		// p/refuse would refuse: the continuation must go to the model's other deployment first.
+		{"on the model's next deployment", `"models":["p/deployed","p/refuse"]`, true, "", "p/deployed q"},
+		{"a refused continuation ends with the original interruption", `"models":["p/cut","p/refuse"]`, false, "stream_interrupted", ""},
+		{"never inside a tool call", `"models":["p/tool","p/cont"]`, false, "stream_interrupted", ""},
 	} {
 		for _, surface := range []string{"openai", "classic"} {
 			t.Run(surface+"/"+tc.name, func(t *testing.T) {
@@ -202,8 +210,8 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 				}
 				attempts := last.Get("attempts").Array()
 				final := attempts[len(attempts)-1]
-				if final.Get("status").String() != "resumed" || final.Get("model").String() != "p/cont" || final.Get("chars_delivered").Int() != int64(len(tokens(0, 40))) {
-					t.Errorf("report %s, want the resume on p/cont after %d chars", last.Raw, len(tokens(0, 40)))
+				if on := final.Get("model").String() + " " + final.Get("provider").String(); final.Get("status").String() != "resumed" || on != tc.on || final.Get("chars_delivered").Int() != int64(len(tokens(0, 40))) {
+					t.Errorf("report %s, want the resume on %q after %d chars", last.Raw, tc.on, len(tokens(0, 40)))
 				}
 				// The caller's usage is the whole answer (SPEC 7): the original prompt (the
 				// continuation's 70 less the 38 tokens of the 150 delivered characters it was
@@ -212,8 +220,14 @@ func TestResumeAnInterruptedStream(t *testing.T) {
 					t.Errorf("usage %s, want prompt 32, completion 58, total 90", usage.Raw)
 				}
 				if surface == "openai" {
-					first := attempts[0].Get("model").String()
-					want := `[{"model":"` + first + `","prompt_tokens":` + fmt.Sprint((len(body)+3)/4) + `,"completion_tokens":38,"estimated":true},{"model":"p/cont","prompt_tokens":70,"completion_tokens":20}]`
+					part := func(a gjson.Result) string {
+						s := `{"model":"` + a.Get("model").String() + `"`
+						if p := a.Get("provider").String(); p != "" {
+							s += `,"provider":"` + p + `"`
+						}
+						return s
+					}
+					want := `[` + part(attempts[0]) + `,"prompt_tokens":` + fmt.Sprint((len(body)+3)/4) + `,"completion_tokens":38,"estimated":true},` + part(final) + `,"prompt_tokens":70,"completion_tokens":20}]`
 					if split.Raw != want {
 						t.Errorf("secureai.usage_by_model %s, want %s", split.Raw, want)
 					}
@@ -334,4 +348,44 @@ func TestResumeOnAnthropic(t *testing.T) {
 		t.Fatalf("text %q\n%s", text.String(), raw)
 	}
 	<-got
+}
+
+// A resumed stream bills both models (points count each part's answer), and the continuation's
+// reservation is a hold on the user's record like the admitted one: once the stream has ended
+// both are settled and no hold is left to refund.
+func TestAResumedStreamBillsBothPartsAndLeavesNoHold(t *testing.T) {
+	cat, up := gatewaykit.Fakes(t, "")
+	cat.Models["other/continue"].ContinuePrefix = true
+	g := gatewaykit.Serve(t, cat, gatewaykit.Env(), gatewaykit.WithUpstream(up))
+	key := g.NewKey(t, `{"name":"resumer","userId":"resumer"}`)
+	if status, _, b := g.Call(t, "PUT", "/admin/users/resumer", g.Admin, `{"monthlyPoints":10}`); status != 200 {
+		t.Fatalf("setting the user: %d %s", status, b.Raw)
+	}
+	req, _ := http.NewRequest("POST", g.URL+"/v1/chat/completions", strings.NewReader(
+		`{"models":["fake/cut","other/continue"],"stream":true,"redundancy":{"on_interrupt":"resume"},"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(raw), `"status":"resumed"`) || !strings.HasSuffix(strings.TrimSpace(string(raw)), "data: [DONE]") {
+		t.Fatalf("the stream was not resumed to its end:\n%s", raw)
+	}
+	// The stream's books are settled as it closes, just after its last chunk.
+	var used int64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, _, usage := g.Call(t, "GET", "/usage", key, "")
+		if used = usage.Get("points.used").Int(); used == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	u, err := g.Store.User(context.Background(), "resumer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used != 2 || u.PointsUsed != 2 || len(u.Holds) != 0 {
+		t.Errorf("points used %d (record %d), holds %v; want 2 — one a part — and no hold left", used, u.PointsUsed, u.Holds)
+	}
 }

@@ -61,7 +61,9 @@ type Store interface {
 	// Complete replaces the claimant's pending entry with rec. ErrNotOwner if token no longer holds it.
 	Complete(ctx context.Context, scope, key, token string, rec Record) error
 	// Release deletes the claimant's pending entry so a retry can run. ErrNotOwner if token no
-	// longer holds it (its lease ran out and someone else claimed it, or it was never claimed).
+	// longer holds it (its lease ran out and someone else claimed it, or it was never claimed) —
+	// also when the key is absent because this release's own first try, whose answer was lost,
+	// deleted it: a caller that only wants the key free takes ErrNotOwner as done.
 	Release(ctx context.Context, scope, key, token string) error
 }
 

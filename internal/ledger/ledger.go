@@ -2,6 +2,8 @@
 // Before the first attempt, Admit counts the request in every window of its key (internal/limits)
 // and holds the chain's dearest cost for its user (internal/billing) — both, or neither: a request
 // refused for its quota is counted in no window, and one refused by a full window holds nothing.
+// What the request holds beyond that — a hedge beside its running attempt, the continuation of a
+// resumed stream — Reserve holds the same way, each its own hold, counted in no window.
 // After the answer, Settle replaces the reservation with the served model's cost and stores the
 // request's signed receipt (internal/receipt), again together.
 //
@@ -122,6 +124,24 @@ func (l *Ledger) Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Mo
 		full, err := l.Store.Admit(ctx, key.ID, ws, "", nil)
 		return nil, limits.Refuse(ws, full, err, now)
 	}
+	return l.hold(ctx, key, ws, chain, est, now)
+}
+
+// Reserve holds what chain's dearest model would cost for a request Admit already admitted — a
+// hedge started beside its running attempt, the continuation of its resumed stream — as a hold of
+// its own on the user's record, refunded once its deadline has passed if it never settles, as
+// Admit's is; the request is counted in no window again. It refuses a quota as Admit does; the
+// reservation is nil when nothing is billed.
+func (l *Ledger) Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error) {
+	if l.Biller == nil {
+		return nil, nil
+	}
+	return l.hold(ctx, key, nil, chain, est, now)
+}
+
+// hold holds chain's dearest cost for key's user as a hold on the user's record, counting the
+// request in the windows ws in the same store write (none: counted nowhere).
+func (l *Ledger) hold(ctx context.Context, key *apikey.Key, ws []limits.Window, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error) {
 	id := billing.UserID(key)
 	// The reservation is a hold on the user's record until it settles, so a request that never
 	// settles (its process died) is refunded once its deadline has passed (RefundExpired).

@@ -72,25 +72,66 @@ type Record struct {
 	draft     *draft
 }
 
-// draft is what a drafted record's signature is made from.
+// draft is what a drafted record's signature is made from: its claims, turned into the JWS
+// payload only when it is signed or stored (not on the answer's path), or the payload a store
+// kept.
 type draft struct {
 	signer  *signing.Signer
+	claims  *Claims // nil: payload holds them
 	payload []byte
 }
 
-// Signed returns r with its JWS, signing a draft now. A store keeps and returns only signed
-// records; one that commits behind the answer (the embedded store) signs a draft when it
-// commits it or when it is read first, so the signature is made off the answer's path.
+func (d *draft) json() ([]byte, error) {
+	if d.claims == nil {
+		return d.payload, nil
+	}
+	b, err := json.Marshal(d.claims)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	return b, nil
+}
+
+// Signed returns r with its JWS, signing a draft now. A store returns only signed records, and
+// signs a draft off the answer's path: DynamoDB's just before its one transaction, the embedded
+// store whenever the receipt is read (it keeps the claims and signs with its own key: Ed25519 is
+// deterministic, so each read gives the same JWS while the key is current).
 func (r Record) Signed() (Record, error) {
 	if r.draft == nil {
 		return r, nil
 	}
-	jws, err := r.draft.signer.SignPayload(Type, r.draft.payload)
+	payload, err := r.draft.json()
+	if err != nil {
+		return Record{}, err
+	}
+	jws, err := r.draft.signer.SignPayload(Type, payload)
 	if err != nil {
 		return Record{}, fmt.Errorf("receipt: %w", err)
 	}
 	r.JWS, r.draft = jws, nil
 	return r, nil
+}
+
+// DraftedBy reports whether r is a draft that signer will sign. A store that can sign with
+// signer when the receipt is read may keep its claims alone (Payload, then Redraft): the JWS is a
+// function of the claims and the key.
+func (r Record) DraftedBy(signer *signing.Signer) bool {
+	return r.draft != nil && r.draft.signer == signer
+}
+
+// Payload returns a draft's claims as its JWS will carry them; an error for a signed record.
+func (r Record) Payload() ([]byte, error) {
+	if r.draft == nil {
+		return nil, errors.New("receipt: a signed record has no claims to keep apart from its JWS")
+	}
+	return r.draft.json()
+}
+
+// Redraft returns r, read from a store that kept its claims without a JWS, as the draft of
+// payload that signer signs (Signed).
+func (r Record) Redraft(signer *signing.Signer, payload []byte) Record {
+	r.JWS, r.draft = "", &draft{signer: signer, payload: payload}
+	return r
 }
 
 // ErrNotFound is no receipt with that bundle id (or one past its retention).
@@ -126,8 +167,9 @@ func (i *Issuer) Sign(c Claims) (Record, error) {
 }
 
 // Draft is Sign with the signature left to the store (Record.Signed): the claims are fixed
-// now, the Ed25519 operation — the largest single cost of a served request — is not on the
-// answer's path where the store writes behind. A served request's receipt is stored with its
+// now (their slices are kept, not copied: the caller leaves them as they are), their JSON and the
+// Ed25519 operation — the largest single cost of a served request — are made off the answer's
+// path where the store writes behind. A served request's receipt is stored with its
 // settlement, in one write (internal/ledger).
 func (i *Issuer) Draft(c Claims) (Record, error) {
 	if c.BundleID == "" || len(c.BundleID) > MaxBundleID || c.KeyID == "" {
@@ -146,12 +188,8 @@ func (i *Issuer) Draft(c Claims) (Record, error) {
 	if c.Attempts == nil {
 		c.Attempts = []Attempt{}
 	}
-	payload, err := json.Marshal(c)
-	if err != nil {
-		return Record{}, fmt.Errorf("receipt: %w", err)
-	}
 	return Record{BundleID: c.BundleID, KeyID: c.KeyID, CreatedAt: t, ExpiresAt: t.Add(retention),
-		draft: &draft{signer: i.Signer, payload: payload}}, nil
+		draft: &draft{signer: i.Signer, claims: &c}}, nil
 }
 
 // PolicySection is the receipt's policy section for a request served under a with these

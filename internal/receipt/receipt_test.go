@@ -253,3 +253,42 @@ func TestPolicySection(t *testing.T) {
 		})
 	}
 }
+
+// A draft's claims kept apart (Payload) and drafted again (Redraft) sign into the receipt Sign
+// makes; only the signer that drafted it claims it, and a signed record has no claims to give.
+func TestADraftKeptAsItsClaimsSignsTheSame(t *testing.T) {
+	iss, signer, _ := issuer(t)
+	now := time.Now()
+	iss.Now = func() time.Time { return now }
+	claims := receipt.Claims{BundleID: "bnd_1", KeyID: "key_1", ServedModel: "p/m",
+		Attempts: []receipt.Attempt{{JTI: "bnd_1", Model: "p/m", Outcome: "served"}}}
+	draft, err := iss.Draft(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := iss.Sign(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, _ := issuer(t)
+	if !draft.DraftedBy(signer) || draft.DraftedBy(other) || want.DraftedBy(signer) {
+		t.Errorf("DraftedBy: draft by its signer %v, by another %v, a signed record %v",
+			draft.DraftedBy(signer), draft.DraftedBy(other), want.DraftedBy(signer))
+	}
+	payload, err := draft.Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back receipt.Claims
+	if err := json.Unmarshal(payload, &back); err != nil || back.BundleID != "bnd_1" || back.IssuedAt != now.Unix() || len(back.Attempts) != 1 {
+		t.Fatalf("payload %s (%v)", payload, err)
+	}
+	stored := receipt.Record{BundleID: draft.BundleID, KeyID: draft.KeyID, CreatedAt: draft.CreatedAt, ExpiresAt: draft.ExpiresAt}
+	got, err := stored.Redraft(signer, payload).Signed()
+	if err != nil || got.JWS != want.JWS {
+		t.Errorf("redrafted and signed: %q, %v; want %q", got.JWS, err, want.JWS)
+	}
+	if _, err := want.Payload(); err == nil {
+		t.Error("a signed record gave claims")
+	}
+}

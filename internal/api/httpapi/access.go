@@ -17,17 +17,24 @@ import (
 func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &access{}
-		aw := &StatusWriter{ResponseWriter: w}
-		next.ServeHTTP(aw, r.WithContext(context.WithValue(r.Context(), accessKey{}, rec)))
-		status := aw.Status()
-		attrs := []slog.Attr{
-			slog.String("request_id", identity.RequestID(r.Context())),
+		r, q := stateOf(r)
+		if q.logged { // an outer access line has this state: this one gets its own
+			q = &request{id: q.id, key: q.key, ticket: q.ticket}
+			r = r.WithContext(identity.WithCaller(r.Context(), q))
+		}
+		q.logged = true
+		aw := &q.w
+		aw.ResponseWriter = w
+		next.ServeHTTP(aw, r)
+		rec := &q.access
+		var buf [8]slog.Attr // every attribute below: no allocation for the list
+		attrs := append(buf[:0],
+			slog.String("request_id", q.id),
 			slog.String("route", r.Method+" "+r.URL.Path),
-			slog.Int("status", status),
+			slog.Int("status", aw.Status()),
 			slog.Int64("latency_ms", time.Since(start).Milliseconds()),
 			slog.Int64("bytes", aw.bytes),
-		}
+		)
 		if rec.keyID != "" {
 			attrs = append(attrs, slog.String("key_id", rec.keyID))
 		}
@@ -37,8 +44,6 @@ func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 		log.LogAttrs(r.Context(), slog.LevelInfo, "access", attrs...)
 	})
 }
-
-type accessKey struct{}
 
 // access is what the handlers learn that the access line reports.
 type access struct {
@@ -51,15 +56,8 @@ type access struct {
 // NoteCompletion records, for the access line, the model that served a completion ("" when none
 // did) and how many attempts it made.
 func NoteCompletion(ctx context.Context, keyID, served string, attempts int) {
-	if a, ok := ctx.Value(accessKey{}).(*access); ok {
-		a.keyID, a.completion, a.served, a.attempts = keyID, true, served, attempts
-	}
-}
-
-// noteKey records the authenticated key's id for the access line.
-func noteKey(ctx context.Context, keyID string) {
-	if a, ok := ctx.Value(accessKey{}).(*access); ok {
-		a.keyID = keyID
+	if q := stateIn(ctx); q != nil {
+		q.access.keyID, q.access.completion, q.access.served, q.access.attempts = keyID, true, served, attempts
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
 // One JSON access line per request: request id, route, key id (never the secret), status, the
@@ -50,5 +51,53 @@ func TestAccessLogIsOneLinePerRequest(t *testing.T) {
 	}
 	if refused["status"] != float64(401) || refused["key_id"] != nil {
 		t.Errorf("refused line %s", lines[1])
+	}
+}
+
+// An endpoint served in process inside another on the same request (the console's proxy to the
+// API) writes its own line: what the inner one learns (its key, its completion, its status) is not
+// reported as the outer one's, and both carry the request's one id.
+func TestNestedAccessLinesStayApart(t *testing.T) {
+	secret := apikey.NewSecret()
+	hash, _ := apikey.Hash(secret)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	render := func(w http.ResponseWriter, r *http.Request, err error) {
+		w.WriteHeader(httpapi.Status(fault.From(err)))
+	}
+	var seen *apikey.Key
+	inner := httpapi.AccessLog(log, httpapi.Authenticate(keys{hash: {ID: "key_in"}}, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = identity.Key(r.Context())
+		httpapi.NoteCompletion(r.Context(), "key_in", "demo/ok", 1)
+		w.WriteHeader(http.StatusCreated)
+	})))
+	outer := httpapi.WithRequestID(httpapi.AccessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out := r.Clone(r.Context())
+		out.Header.Set("Authorization", "Bearer "+secret)
+		inner.ServeHTTP(httptest.NewRecorder(), out)
+		if k := identity.Key(r.Context()); k != nil {
+			t.Errorf("the outer request took the inner one's key %q", k.ID)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})))
+	outer.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/console/api/x", nil))
+	if seen == nil || seen.ID != "key_in" {
+		t.Fatalf("the inner handler saw key %v", seen)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), logs.String())
+	}
+	var in, out map[string]any
+	_ = json.Unmarshal([]byte(lines[0]), &in)
+	_ = json.Unmarshal([]byte(lines[1]), &out)
+	if in["key_id"] != "key_in" || in["status"] != float64(201) || in["served_model"] != "demo/ok" {
+		t.Errorf("inner line %s", lines[0])
+	}
+	if out["key_id"] != nil || out["status"] != float64(202) || out["served_model"] != nil {
+		t.Errorf("outer line %s", lines[1])
+	}
+	if in["request_id"] == nil || in["request_id"] != out["request_id"] {
+		t.Errorf("request ids %v and %v", in["request_id"], out["request_id"])
 	}
 }

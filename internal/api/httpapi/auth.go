@@ -58,8 +58,9 @@ func Authenticate(keys identity.KeyFinder, render Render, next http.Handler) htt
 			render(w, r, invalidKey("API key is revoked or expired"))
 			return
 		}
-		noteKey(r.Context(), key.ID)
-		next.ServeHTTP(w, r.WithContext(identity.WithKey(r.Context(), key)))
+		r, q := stateOf(r)
+		q.key, q.access.keyID = key, key.ID
+		next.ServeHTTP(w, r)
 	})
 }
 

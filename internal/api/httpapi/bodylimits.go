@@ -59,7 +59,9 @@ func (l BodyLimits) Wrap(next http.Handler) http.Handler {
 		g.sem = semaphore.NewWeighted(l.InflightBytes)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, q := stateOf(r)
 		t := &bodyTicket{gate: g}
+		q.ticket = t
 		defer t.release()
 		if l.ReadTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
 			rc := http.NewResponseController(w)
@@ -69,7 +71,7 @@ func (l BodyLimits) Wrap(next http.Handler) http.Handler {
 				t.armed = rc
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyTicketKey{}, t)))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -89,11 +91,11 @@ type bodyTicket struct {
 	armed *http.ResponseController // set while the body's read deadline is armed
 }
 
-type bodyTicketKey struct{}
-
 func ticketOf(ctx context.Context) *bodyTicket {
-	t, _ := ctx.Value(bodyTicketKey{}).(*bodyTicket)
-	return t
+	if q := stateIn(ctx); q != nil {
+		return q.ticket
+	}
+	return nil
 }
 
 // reserve takes n body bytes from the budget, waiting for room up to the gate's wait, or

@@ -1,6 +1,9 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -84,5 +87,48 @@ func TestIdempotentPassesRequestsWithoutAKey(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`)))
 	if !ran {
 		t.Error("the handler did not run with the body")
+	}
+}
+
+// releasedTwice is a store whose Release is retried after its first answer was lost: the retry
+// finds the key free and answers not-owner, as the store contract says an absent key does.
+type releasedTwice struct{ *boltstore.Store }
+
+func (s releasedTwice) Release(ctx context.Context, scope, key, token string) error {
+	if err := s.Store.Release(ctx, scope, key, token); err != nil {
+		return err
+	}
+	return s.Store.Release(ctx, scope, key, token)
+}
+
+// A release whose retry answers not-owner has freed the key: nothing is logged, and the next
+// request with the key runs.
+func TestIdempotentTakesAFreedKeyAsReleased(t *testing.T) {
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var logs bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	guard := &idempotency.Guard{Store: releasedTwice{s}, PollMin: time.Millisecond, PollMax: 5 * time.Millisecond}
+	runs := 0
+	h := httpapi.Idempotent(guard, (&rendered{}).render, "POST /x", 1<<10, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		httpapi.WriteJSON(w, 502, map[string]bool{"ok": false})
+	}))
+	for range 2 {
+		r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
+		r.Header.Set("Idempotency-Key", "k")
+		r = r.WithContext(identity.WithKey(r.Context(), &apikey.Key{ID: "key_1"}))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != 502 {
+			t.Fatalf("answer %d %s, want the handler's 502", rec.Code, rec.Body)
+		}
+	}
+	if runs != 2 || logs.Len() != 0 {
+		t.Errorf("ran %d times, logged %q; want 2 runs (the key freed each time) and nothing logged", runs, logs.String())
 	}
 }

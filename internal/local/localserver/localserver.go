@@ -66,6 +66,8 @@ func Deps(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.S
 	if err != nil {
 		return d, nil, err
 	}
+	// Receipts are kept as their claims and signed when read: the store holds the key anyway.
+	store.SignReceiptsWhenRead(signer)
 	counts := limits.NewMemory()
 	if err := counts.Restore(ctx, store, time.Now()); err != nil {
 		return d, nil, err

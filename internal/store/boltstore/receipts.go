@@ -14,12 +14,21 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
 	bolt "go.etcd.io/bbolt"
 )
 
 // Receipts (receipt.Store): bundle id → record, written behind (writebehind.go). A record is kept
-// compact — its three JWS parts decoded from base64, times as varints — and an index by expiry
-// lets the sweeper delete receipts past their retention without reading the others.
+// compact — times as varints, and a draft by its claims alone, signed when it is read
+// (SignReceiptsWhenRead); a signed one by its three JWS parts decoded from base64 — and an index by
+// expiry lets the sweeper delete receipts past their retention without reading the others.
+//
+// Why a draft is signed when read, not when committed: the signature (~25 µs of Ed25519) was the
+// largest single cost of a served request in this process, and receipts are read rarely. The JWS
+// read is the one a signature at commit would have made (the same claims, the same key, a
+// deterministic signature), and after a key rotation it is made with the current key, which the
+// JWKS publishes. Signing earlier would protect nothing more here: the signing keyset is in this
+// same file, so whoever could change a stored receipt could sign it too.
 
 var (
 	bucketReceipts      = []byte("receipts")
@@ -32,6 +41,9 @@ func (s *Store) PutReceipt(_ context.Context, r receipt.Record) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old, err := s.receiptLocked(r.BundleID)
+	if errors.Is(err, errNoSigner) {
+		err = nil // its times are all this asks
+	}
 	if err == nil && time.Now().Before(old.ExpiresAt) {
 		return receipt.ErrExists
 	}
@@ -48,16 +60,29 @@ func (s *Store) Receipt(_ context.Context, bundleID string) (receipt.Record, err
 	s.p.mu.Lock()
 	r, err := s.receiptLocked(bundleID)
 	s.p.mu.Unlock()
-	if err == nil && !time.Now().Before(r.ExpiresAt) {
+	if err != nil {
+		return r, err
+	}
+	if !time.Now().Before(r.ExpiresAt) {
 		return receipt.Record{}, receipt.ErrNotFound
 	}
-	return r, err
+	return r.Signed() // a draft, pending or committed, is signed here, outside the store's lock
 }
 
-// receiptLocked finds a receipt pending or committed, expired or not. Call it with p.mu held.
+// SignReceiptsWhenRead makes the store keep the receipts that signer drafts as their claims and
+// sign them when they are read, instead of when they are committed. The local server calls it
+// with the signer its receipts are drafted with, made from this store's keyset.
+func (s *Store) SignReceiptsWhenRead(signer *signing.Signer) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.p.signer = signer
+}
+
+// receiptLocked finds a receipt pending or committed, expired or not, signed or a draft. Call it
+// with p.mu held.
 func (s *Store) receiptLocked(bundleID string) (r receipt.Record, err error) {
 	if r, ok := s.p.receipt(bundleID); ok {
-		return r.Signed() // a draft read before its commit is signed here too: the same bytes
+		return r, nil
 	}
 	if bundleID > s.p.newestReceipt {
 		return r, receipt.ErrNotFound
@@ -67,47 +92,55 @@ func (s *Store) receiptLocked(bundleID string) (r receipt.Record, err error) {
 		if raw == nil {
 			return receipt.ErrNotFound
 		}
-		r, err = decodeReceipt(bundleID, raw)
+		r, err = decodeReceipt(bundleID, raw, s.p.signer)
 		return err
 	})
 	return r, err
 }
 
-// encodedReceipt is a pending receipt, signed and encoded for the file.
+// encodedReceipt is a pending receipt, encoded for the file.
 type encodedReceipt struct {
 	id      string
 	expires time.Time
 	raw     []byte
 }
 
-// encodeReceipts signs and encodes a Flush's receipts, in bundle id order: each insert then
-// appends to the last page (a map's order would split pages at random points and leave them
-// part empty).
-func encodeReceipts(pending map[string]receipt.Record) ([]encodedReceipt, error) {
+// encodeReceipts encodes a Flush's receipts, in bundle id order: each insert then appends to the
+// last page (a map's order would split pages at random points and leave them part empty). A
+// draft of signer is kept as its claims; any other is signed now.
+func encodeReceipts(pending map[string]receipt.Record, signer *signing.Signer) ([]encodedReceipt, error) {
 	out := make([]encodedReceipt, 0, len(pending))
 	for _, id := range slices.Sorted(maps.Keys(pending)) {
-		r, err := pending[id].Signed()
+		r := pending[id]
+		if signer != nil && r.DraftedBy(signer) {
+			claims, err := r.Payload()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, encodedReceipt{id: id, expires: r.ExpiresAt, raw: encodeReceipt(r, claims)})
+			continue
+		}
+		r, err := r.Signed()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, encodedReceipt{id: id, expires: r.ExpiresAt, raw: encodeReceipt(r)})
+		out = append(out, encodedReceipt{id: id, expires: r.ExpiresAt, raw: encodeReceipt(r, nil)})
 	}
 	return out, nil
 }
 
 // putReceipts writes a Flush's receipts and their expiry index. A receipt it replaces (one past
-// its retention) leaves the index with it.
-func putReceipts(tx *bolt.Tx, receipts []encodedReceipt) error {
+// its retention) leaves the index with it; an id above newest, the greatest in the file — every
+// fresh, time-ordered one — replaces none, so it is not looked up first.
+func putReceipts(tx *bolt.Tx, receipts []encodedReceipt, newest string) error {
 	b, idx := tx.Bucket(bucketReceipts), tx.Bucket(bucketReceiptExpiry)
 	// Bundle ids and expiries grow with time, so inserts append: full pages waste nothing.
 	b.FillPercent, idx.FillPercent = appendFill, appendFill
 	for _, e := range receipts {
 		id := e.id
-		if old := b.Get([]byte(id)); old != nil {
-			if prev, err := decodeReceipt(id, old); err == nil {
-				if err := idx.Delete(expiryKey(prev.ExpiresAt, id)); err != nil {
-					return err
-				}
+		if id <= newest {
+			if err := unindex(b, idx, id); err != nil {
+				return err
 			}
 		}
 		if err := b.Put([]byte(id), e.raw); err != nil {
@@ -118,6 +151,19 @@ func putReceipts(tx *bolt.Tx, receipts []encodedReceipt) error {
 		}
 	}
 	return nil
+}
+
+// unindex removes the expiry index entry of the receipt stored under id, if there is one.
+func unindex(b, idx *bolt.Bucket, id string) error {
+	old := b.Get([]byte(id))
+	if old == nil {
+		return nil
+	}
+	prev, err := decodeReceipt(id, old, nil)
+	if err != nil && !errors.Is(err, errNoSigner) {
+		return nil // a record that does not decode has no expiry to find
+	}
+	return idx.Delete(expiryKey(prev.ExpiresAt, id))
 }
 
 // appendFill is how full a page split leaves a bucket whose keys arrive in order: full (bbolt's
@@ -151,26 +197,37 @@ func sweepReceipts(tx *bolt.Tx, now time.Time, limit int) error {
 }
 
 // A receipt record is: format byte, created and expires (Unix ns, varints), the key id, then the
-// JWS. Format 1 keeps a well-formed compact JWS's three parts decoded (a quarter smaller than
-// base64); format 0 keeps any other JWS as it is. Records written as JSON by earlier versions
-// still read.
+// receipt. Format 2 keeps a draft's claims (the JWS payload), signed when read; format 1 a
+// well-formed compact JWS's three parts decoded (a quarter smaller than base64); format 0 any
+// other JWS as it is. Records written as JSON by earlier versions still read.
 const (
 	receiptAsIs    = 0
 	receiptDecoded = 1
+	receiptClaims  = 2
 )
 
-func encodeReceipt(r receipt.Record) []byte {
-	parts, decoded := decodeJWS(r.JWS)
-	b := make([]byte, 0, 32+len(r.KeyID)+len(r.JWS))
-	format := byte(receiptAsIs)
-	if decoded {
-		format = receiptDecoded
+// errNoSigner is a record kept as its claims read by a store that has no signer for it.
+var errNoSigner = errors.New("boltstore: a receipt kept as its claims is read by a store with no receipt signer (SignReceiptsWhenRead)")
+
+// encodeReceipt encodes r: its claims when claims is not nil (a draft), else its JWS.
+func encodeReceipt(r receipt.Record, claims []byte) []byte {
+	var parts [3][]byte
+	format := byte(receiptClaims)
+	if claims == nil {
+		format = receiptAsIs
+		if p, ok := decodeJWS(r.JWS); ok {
+			parts, format = p, receiptDecoded
+		}
 	}
+	b := make([]byte, 0, 32+len(r.KeyID)+len(r.JWS)+len(claims))
 	b = append(b, format)
 	b = binary.AppendVarint(b, r.CreatedAt.UnixNano())
 	b = binary.AppendVarint(b, r.ExpiresAt.UnixNano())
 	b = appendBytes(b, []byte(r.KeyID))
-	if !decoded {
+	switch format {
+	case receiptClaims:
+		return append(b, claims...)
+	case receiptAsIs:
 		return append(b, r.JWS...)
 	}
 	for _, p := range parts {
@@ -179,7 +236,9 @@ func encodeReceipt(r receipt.Record) []byte {
 	return b
 }
 
-func decodeReceipt(id string, raw []byte) (receipt.Record, error) {
+// decodeReceipt decodes a record; one kept as its claims comes back a draft of signer, or with its
+// times and errNoSigner when signer is nil.
+func decodeReceipt(id string, raw []byte, signer *signing.Signer) (receipt.Record, error) {
 	if len(raw) > 0 && raw[0] == '{' {
 		var r receipt.Record
 		if err := json.Unmarshal(raw, &r); err != nil {
@@ -188,7 +247,7 @@ func decodeReceipt(id string, raw []byte) (receipt.Record, error) {
 		return r, nil
 	}
 	corrupt := fmt.Errorf("boltstore: corrupt receipt record %q", id)
-	if len(raw) == 0 || raw[0] > receiptDecoded {
+	if len(raw) == 0 || raw[0] > receiptClaims {
 		return receipt.Record{}, corrupt
 	}
 	format, rest := raw[0], raw[1:]
@@ -206,9 +265,15 @@ func decodeReceipt(id string, raw []byte) (receipt.Record, error) {
 		return receipt.Record{}, corrupt
 	}
 	r := receipt.Record{BundleID: id, KeyID: string(key), CreatedAt: time.Unix(0, created).UTC(), ExpiresAt: time.Unix(0, expires).UTC()}
-	if format == receiptAsIs {
+	switch format {
+	case receiptAsIs:
 		r.JWS = string(rest)
 		return r, nil
+	case receiptClaims:
+		if signer == nil {
+			return r, errNoSigner
+		}
+		return r.Redraft(signer, bytes.Clone(rest)), nil // rest is the file's memory, valid only in its transaction
 	}
 	var jws strings.Builder
 	for i := range 3 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -45,10 +46,13 @@ type pending struct {
 	// users holds every user read or written since the store opened: the authoritative copy.
 	users map[string]*userEntry
 	// receipts and audit are keyed by their bolt key; an entry leaves once it is committed. A
-	// receipt may be a draft: the flusher signs it (receipt.Record.Signed), off the answer's path.
+	// receipt may be a draft (receipts.go: kept as its claims, signed when read).
 	receipts map[string]receipt.Record
 	audit    map[string][]byte
 	n        int // writes since the last commit
+	// signer signs the receipts drafted with it when they are read (SignReceiptsWhenRead); nil:
+	// a draft is signed when it is committed.
+	signer *signing.Signer
 	// newestReceipt is the greatest bundle id in the file: an id above it is not there, so a
 	// fresh (time-ordered) id is stored and looked up without reading the file.
 	newestReceipt string
@@ -127,15 +131,15 @@ func (s *Store) Flush() error {
 			users[id], e.dirty = *e.u, false
 		}
 	}
-	receipts, audit := p.receipts, p.audit
+	receipts, audit, newest, signer := p.receipts, p.audit, p.newestReceipt, p.signer
 	p.receipts, p.audit, p.n = make(map[string]receipt.Record, len(receipts)), make(map[string][]byte, len(audit)), 0
 	p.committing.receipts, p.committing.audit = receipts, audit
 	p.mu.Unlock()
 
-	encoded, err := encodeReceipts(receipts) // signs the drafts, before the file's write lock
+	encoded, err := encodeReceipts(receipts, signer) // before the file's write lock
 	if err == nil {
 		err = s.db.Update(func(tx *bolt.Tx) error {
-			return commit(tx, users, encoded, audit)
+			return commit(tx, users, encoded, newest, audit)
 		})
 	}
 
@@ -161,8 +165,9 @@ func (s *Store) Flush() error {
 	return err
 }
 
-// commit writes a Flush's users, receipts and audit entries in its transaction.
-func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceipt, audit map[string][]byte) error {
+// commit writes a Flush's users, receipts and audit entries in its transaction (newest: the
+// greatest bundle id in the file before it).
+func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceipt, newest string, audit map[string][]byte) error {
 	ub := tx.Bucket(bucketUsers)
 	for id, u := range users {
 		raw, err := json.Marshal(u)
@@ -173,7 +178,7 @@ func commit(tx *bolt.Tx, users map[string]billing.User, receipts []encodedReceip
 			return err
 		}
 	}
-	if err := putReceipts(tx, receipts); err != nil {
+	if err := putReceipts(tx, receipts, newest); err != nil {
 		return err
 	}
 	ab := tx.Bucket(bucketAudit)

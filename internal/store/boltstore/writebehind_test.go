@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/secureai-gateway/gateway/internal/audit"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/signing"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -223,8 +225,8 @@ func TestReceiptRecordIsCompactAndExact(t *testing.T) {
 		{BundleID: "b6", KeyID: "key_1", JWS: "e30.e30.c2ln.e30", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 		{BundleID: "b7", KeyID: "key_1", JWS: "e30..", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 	} {
-		raw := encodeReceipt(r)
-		got, err := decodeReceipt(r.BundleID, raw)
+		raw := encodeReceipt(r, nil)
+		got, err := decodeReceipt(r.BundleID, raw, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +237,132 @@ func TestReceiptRecordIsCompactAndExact(t *testing.T) {
 			t.Errorf("a well-formed JWS is kept in %d bytes, no fewer than its %d characters", len(raw), len(r.JWS))
 		}
 	}
-	if _, err := decodeReceipt("b3", []byte{9, 1, 2}); err == nil {
+	if _, err := decodeReceipt("b3", []byte{9, 1, 2}, nil); err == nil {
 		t.Error("a record of an unknown format decoded")
 	}
+}
+
+// A receipt stored again under the id of one past its retention replaces it and its expiry index
+// entry; the commit looks the old one up only for such an id (one not above the newest in the
+// file), so a fresh id costs no read.
+func TestAReplacedReceiptLeavesOneIndexEntry(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	now := time.Now()
+	put := func(id string, created time.Time) {
+		t.Helper()
+		if err := s.PutReceipt(ctx, receipt.Record{BundleID: id, KeyID: "k", JWS: "h.p.s", CreatedAt: created, ExpiresAt: created.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("b", now.Add(-2*time.Hour)) // expired
+	put("c", now)                   // the newest id in the file
+	put("b", now)                   // replaces the expired one
+	put("a", now)                   // below the newest, never stored before
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var want [][]byte
+		for _, id := range []string{"a", "b", "c"} {
+			want = append(want, expiryKey(now.Add(time.Hour), id))
+		}
+		var got [][]byte
+		_ = tx.Bucket(bucketReceiptExpiry).ForEach(func(k, _ []byte) error { got = append(got, k); return nil })
+		if len(got) != len(want) {
+			t.Fatalf("the expiry index holds %d entries, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if string(got[i]) != string(want[i]) {
+				t.Errorf("index entry %d is %x, want %x", i, got[i], want[i])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A receipt drafted with the store's receipt signer is committed as its claims and signed when it
+// is read — after its commit, and after a restart — into exactly the JWS a signature at once would
+// have made; a draft of any other signer is signed when committed. A store opened without the
+// signer refuses to answer such a receipt unsigned, and still refuses its duplicate.
+func TestADraftIsKeptAsItsClaimsAndSignedWhenRead(t *testing.T) {
+	s, path := openTemp(t)
+	ks, err := signing.NewKeyset(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSigner := func() *signing.Signer {
+		sg, err := signing.NewSigner(ks, receipt.Type)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sg
+	}
+	signer, other := newSigner(), newSigner()
+	s.SignReceiptsWhenRead(signer)
+	ctx := context.Background()
+	now := time.Now()
+	want := map[string]string{}
+	for id, sg := range map[string]*signing.Signer{"b1": signer, "b2": other} {
+		issuer := &receipt.Issuer{Signer: sg, Now: func() time.Time { return now }}
+		claims := receipt.Claims{BundleID: id, KeyID: "key_1", ServedModel: "p/m", Policy: receipt.Policy{Name: "public"}}
+		draft, err := issuer.Draft(claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signed, err := issuer.Sign(claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[id] = signed.JWS
+		if err := s.PutReceipt(ctx, draft); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	formats := map[string]byte{}
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		for _, id := range []string{"b1", "b2"} {
+			formats[id] = tx.Bucket(bucketReceipts).Get([]byte(id))[0]
+		}
+		return nil
+	})
+	if formats["b1"] != receiptClaims || formats["b2"] != receiptDecoded {
+		t.Errorf("record formats %v: want the store signer's draft as claims (%d), the other signed (%d)", formats, receiptClaims, receiptDecoded)
+	}
+	read := func(s *Store, id string) {
+		t.Helper()
+		for range 2 {
+			got, err := s.Receipt(ctx, id)
+			if err != nil || got.JWS != want[id] {
+				t.Fatalf("%s: got %q, %v; want %q", id, got.JWS, err, want[id])
+			}
+			obj, err := jose.ParseSignedCompact(got.JWS, []jose.SignatureAlgorithm{jose.EdDSA})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := obj.Verify(ks.Current.Private.Public()); err != nil {
+				t.Fatalf("%s does not verify: %v", id, err)
+			}
+		}
+	}
+	read(s, "b1")
+	read(s, "b2")
+
+	restarted := crashCopy(t, path)
+	if _, err := restarted.Receipt(ctx, "b1"); !errors.Is(err, errNoSigner) {
+		t.Errorf("a store without the signer read a receipt kept as its claims: %v", err)
+	}
+	dup := receipt.Record{BundleID: "b1", KeyID: "key_thief", JWS: "h.p.s", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := restarted.PutReceipt(ctx, dup); !errors.Is(err, receipt.ErrExists) {
+		t.Errorf("a duplicate of a receipt kept as its claims: %v, want ErrExists", err)
+	}
+	restarted.SignReceiptsWhenRead(newSigner())
+	read(restarted, "b1")
+	read(restarted, "b2")
 }

@@ -210,7 +210,7 @@ func (s *Store) Complete(ctx context.Context, scope, key, token string, rec idem
 	// record itself refuses is known for what it is.
 	item[attrIdemToken] = &types.AttributeValueMemberS{Value: token}
 	if size := itemSize(item); size > MaxItemBytes {
-		if err := s.Release(ctx, scope, key, token); err != nil {
+		if err := s.giveUp(ctx, scope, key, token); err != nil {
 			return err // ErrNotOwner included: someone else holds the key, which matters more
 		}
 		return &RecordTooLargeError{Scope: scope, Key: key, Size: size}
@@ -226,6 +226,24 @@ func (s *Store) Complete(ctx context.Context, scope, key, token string, rec idem
 		if state != nil && state.Value == idemDone && tok != nil && tok.Value == token {
 			return nil
 		}
+	}
+	return err
+}
+
+// giveUp releases the claimant's key. A not-owner answer for a key that is absent is a release
+// whose first answer was lost — the SDK's retry found the key its first try had deleted — and the
+// key is free, which is all a release is for: success. Held by another claimant, it is not.
+func (s *Store) giveUp(ctx context.Context, scope, key, token string) error {
+	err := s.Release(ctx, scope, key, token)
+	if !errors.Is(err, idempotency.ErrNotOwner) {
+		return err
+	}
+	held, gerr := s.getIdem(ctx, idemPK(scope, key))
+	if gerr != nil {
+		return gerr
+	}
+	if held == nil {
+		return nil
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package dynamostore_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -90,21 +91,42 @@ func TestIdempotencyLongStreamIsCompressed(t *testing.T) {
 }
 
 // A body that cannot be squeezed under the limit is refused with a typed error, and the key is
-// released so a retry runs instead of waiting for the lease to run out.
+// released so a retry runs instead of waiting for the lease to run out — also when the release's
+// first answer was lost and the SDK's retry found the key already free (the store answers that
+// not-owner, as for any absent key).
 func TestIdempotencyRecordTooLarge(t *testing.T) {
-	s := newStore(t, newClient(t))
-	ctx := context.Background()
-	now := time.Now()
-	body := make([]byte, dynamostore.MaxItemBytes+1)
-	_, _ = rand.Read(body) // random bytes do not compress
-	claimOwned(t, s, "huge", "t1", now)
-	err := s.Complete(ctx, "key_1", "huge", "t1", idempotency.Record{RequestHash: "h", Status: 200,
-		ContentType: "text/event-stream", Body: body, CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
-	var tooLarge *dynamostore.RecordTooLargeError
-	if !errors.As(err, &tooLarge) || tooLarge.Key != "huge" || tooLarge.Size <= dynamostore.MaxItemBytes {
-		t.Fatalf("Complete with %d random bytes = %v, want a *RecordTooLargeError", len(body), err)
+	for _, tc := range []struct {
+		name string
+		lose *losingTransport
+	}{
+		{"released", nil},
+		{"the release's answer lost", &losingTransport{op: "DeleteItem"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := newClient(t)
+			if tc.lose != nil {
+				cfg := testenv.AWSConfig(t, testenv.MotoSerial(t))
+				cfg.HTTPClient = &http.Client{Transport: tc.lose}
+				db = dynamodb.NewFromConfig(cfg)
+			}
+			s := newStore(t, db)
+			ctx := context.Background()
+			now := time.Now()
+			body := make([]byte, dynamostore.MaxItemBytes+1)
+			_, _ = rand.Read(body) // random bytes do not compress
+			claimOwned(t, s, "huge", "t1", now)
+			err := s.Complete(ctx, "key_1", "huge", "t1", idempotency.Record{RequestHash: "h", Status: 200,
+				ContentType: "text/event-stream", Body: body, CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
+			var tooLarge *dynamostore.RecordTooLargeError
+			if !errors.As(err, &tooLarge) || tooLarge.Key != "huge" || tooLarge.Size <= dynamostore.MaxItemBytes {
+				t.Fatalf("Complete with %d random bytes = %v, want a *RecordTooLargeError", len(body), err)
+			}
+			if tc.lose != nil && !tc.lose.lost {
+				t.Fatal("no answer was lost: the test did not run the retry")
+			}
+			claimOwned(t, s, "huge", "t2", now)
+		})
 	}
-	claimOwned(t, s, "huge", "t2", now)
 }
 
 // An expired record DynamoDB has not deleted yet (moto never does) is overwritten by the next
@@ -134,10 +156,11 @@ func TestIdempotencyExpiryIsExact(t *testing.T) {
 	}
 }
 
-// losingTransport sends the PutItem after the first skip ones and then loses its answer, as a
-// connection reset after the request reached DynamoDB would: the SDK retries the put.
+// losingTransport sends the call op (PutItem when "") after the first skip ones and then loses
+// its answer, as a connection reset after the request reached DynamoDB would: the SDK retries it.
 type losingTransport struct {
 	mu   sync.Mutex
+	op   string
 	skip int
 	lost bool
 }
@@ -146,7 +169,7 @@ func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := http.DefaultTransport.RoundTrip(r)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err == nil && !l.lost && r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" {
+	if err == nil && !l.lost && r.Header.Get("X-Amz-Target") == "DynamoDB_20120810."+cmp.Or(l.op, "PutItem") {
 		if l.skip > 0 {
 			l.skip--
 			return res, err

@@ -97,18 +97,13 @@ func TestConsumersHandleTheirSQSEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	subscriber := busQueue(t, cfg, bus)
-	env := []string{
-		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
-		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
-		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
-		"AWS_XRAY_SDK_DISABLED=true",
-		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, // every function's (Globals), unused here
-		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
-		"SECUREAI_TABLE_AUDIT=" + tables.Audit, "SECUREAI_WEBHOOK_QUEUE_URL=" + aws.ToString(q.QueueUrl),
+	env := append(awsEnv(motoCreds, endpoint),
+		"SECUREAI_TABLE_API_KEYS="+tables.APIKeys, // every function's (Globals), unused here
+		"SECUREAI_TABLE_WEBHOOKS="+tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS="+tables.WebhookAttempts,
+		"SECUREAI_TABLE_AUDIT="+tables.Audit, "SECUREAI_WEBHOOK_QUEUE_URL="+aws.ToString(q.QueueUrl),
 		"SECUREAI_WEBHOOKS_ALLOW_PRIVATE=true", // the receiver is on loopback
-		"SECUREAI_EVENT_BUS=" + bus,
-	}
+		"SECUREAI_EVENT_BUS="+bus,
+	)
 	bins := <-built
 	if bins == nil {
 		t.FailNow()

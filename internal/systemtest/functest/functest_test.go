@@ -266,14 +266,18 @@ func buildAll(t *testing.T, root string, functions []string) map[string]string {
 	return bins
 }
 
-// fixture is the functions' environment on moto, and the queue where every event put on their
-// bus lands.
+// fixture is the functions' AWS resources on moto — the tables, the two secrets, the event bus
+// and the queue where every event put on it lands, the keys — and their environment.
 type fixture struct {
-	env      []string
-	events   *eventQueue
-	adminKey string // the secret of an admin key
-	store    *dynamostore.Store
-	eventKey *apikey.Key // the key events/*.json carry
+	env         []string
+	tables      dynamostore.Tables
+	providerARN string // the provider keys' secret
+	signingARN  string // the signing keyset's secret
+	bus, busARN string
+	events      *eventQueue
+	adminKey    string // the secret of an admin key
+	store       *dynamostore.Store
+	eventKey    *apikey.Key // the key events/*.json carry
 }
 
 // admitted returns how many requests of the events' key the ledger has counted this month.
@@ -347,49 +351,68 @@ func (q *eventQueue) types(t *testing.T) []string {
 	}
 }
 
-// awsFixture creates the tables, the secrets, the event bus and the events' key on moto and
-// returns the functions' environment. Everything AWS-related is set explicitly so nothing from the
-// developer's environment (a profile, real credentials) can reach a real account.
-func awsFixture(t *testing.T) (fx fixture) {
-	ctx := context.Background()
+// awsFixture creates the functions' resources on moto and returns them with the functions'
+// environment, which names them.
+func awsFixture(t *testing.T) fixture {
 	endpoint := testenv.Moto(t)
-	cfg := testenv.AWSConfig(t, endpoint)
+	fx := provision(t, testenv.AWSConfig(t, endpoint))
+	tables := fx.tables
+	fx.env = append(awsEnv(motoCreds, endpoint),
+		"SECUREAI_TABLE_API_KEYS="+tables.APIKeys, "SECUREAI_TABLE_IDEMPOTENCY="+tables.Idempotency,
+		"SECUREAI_TABLE_LIMITS="+tables.Limits, "SECUREAI_TABLE_USERS="+tables.Users,
+		"SECUREAI_TABLE_RECEIPTS="+tables.Receipts, "SECUREAI_TABLE_CIRCUIT_BREAKERS="+tables.CircuitBreakers,
+		"SECUREAI_TABLE_WEBHOOKS="+tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS="+tables.WebhookAttempts,
+		"SECUREAI_TABLE_AUDIT="+tables.Audit,
+		"SECUREAI_PROVIDER_SECRET_ARN="+fx.providerARN,
+		"SECUREAI_SIGNING_SECRET_ARN="+fx.signingARN, "SECUREAI_EVENT_BUS="+fx.busARN,
+		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
+	)
+	return fx
+}
 
+// provision creates, with cfg's credentials, the functions' resources: every table of
+// dynamostore's schema, the secrets, the event bus with a queue receiving all it carries, and the
+// keys. Both emulator tests run on it: on plain moto (awsFixture), and on the IAM-enforcing one
+// (newStack).
+func provision(t *testing.T, cfg aws.Config) (fx fixture) {
+	ctx := context.Background()
 	db := dynamodb.NewFromConfig(cfg)
-	tables := dynamostore.Tables{APIKeys: testenv.UniqueName(t, "keys"), Idempotency: testenv.UniqueName(t, "idem"),
+	fx.tables = dynamostore.Tables{APIKeys: testenv.UniqueName(t, "keys"), Idempotency: testenv.UniqueName(t, "idem"),
 		Limits: testenv.UniqueName(t, "limits"), Users: testenv.UniqueName(t, "users"), Receipts: testenv.UniqueName(t, "receipts"),
 		CircuitBreakers: testenv.UniqueName(t, "breakers"), Webhooks: testenv.UniqueName(t, "wh"),
 		WebhookAttempts: testenv.UniqueName(t, "wha"), Audit: testenv.UniqueName(t, "audit")}
-	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
+	if err := dynamostore.CreateTables(ctx, db, fx.tables); err != nil {
 		t.Fatal(err)
 	}
-	fx.store = dynamostore.New(db, tables)
+	fx.store = dynamostore.New(db, fx.tables)
 	fx.eventKey, fx.adminKey = seedKeys(t, fx.store)
-	providerARN, signingARN := seedSecrets(t, cfg)
-	busName := testenv.UniqueName(t, "events")
-	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)})
+	fx.providerARN, fx.signingARN = seedSecrets(t, cfg)
+	fx.bus = testenv.UniqueName(t, "events")
+	bus, err := eventbridge.NewFromConfig(cfg).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(fx.bus)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx.events = busQueue(t, cfg, busName)
-
-	fx.env = []string{
-		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
-		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
-		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
-		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=", // stream, as in the cloud
-		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, "SECUREAI_TABLE_IDEMPOTENCY=" + tables.Idempotency,
-		"SECUREAI_TABLE_LIMITS=" + tables.Limits, "SECUREAI_TABLE_USERS=" + tables.Users,
-		"SECUREAI_TABLE_RECEIPTS=" + tables.Receipts, "SECUREAI_TABLE_CIRCUIT_BREAKERS=" + tables.CircuitBreakers,
-		"SECUREAI_TABLE_WEBHOOKS=" + tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS=" + tables.WebhookAttempts,
-		"SECUREAI_TABLE_AUDIT=" + tables.Audit,
-		"SECUREAI_PROVIDER_SECRET_ARN=" + providerARN,
-		"SECUREAI_SIGNING_SECRET_ARN=" + signingARN, "SECUREAI_EVENT_BUS=" + aws.ToString(bus.EventBusArn),
-		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
-	}
+	fx.busARN = aws.ToString(bus.EventBusArn)
+	fx.events = busQueue(t, cfg, fx.bus)
 	return fx
 }
+
+// awsEnv is the AWS part of every function's environment: the emulator's region and the
+// credentials given, every AWS call to endpoint, and nothing from the developer's environment (a
+// profile, real credentials) that could reach a real account; no X-Ray, and streaming as in the
+// cloud (not SAM local's buffered mode).
+func awsEnv(creds aws.Credentials, endpoint string) []string {
+	return []string{
+		"AWS_REGION=" + motoRegion, "AWS_DEFAULT_REGION=" + motoRegion,
+		"AWS_ACCESS_KEY_ID=" + creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + creds.SecretAccessKey, "AWS_SESSION_TOKEN=",
+		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
+		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=",
+	}
+}
+
+// motoCreds are the credentials plain moto takes (any).
+var motoCreds = aws.Credentials{AccessKeyID: "testing", SecretAccessKey: "testing"}
 
 // seedKeys creates, in store's keys table, the key events/*.json carry and an admin key made for
 // this run only (the samples carry none); it returns the first and the second's secret.

@@ -26,8 +26,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/secureai-gateway/gateway/internal/apikey"
@@ -275,8 +273,7 @@ func newStack(t *testing.T, moto *testenv.IAMMoto) *stack {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var tables dynamostore.Tables
-	providerARN, signingARN := seedSecrets(t, st.admin)
+	st.fx = provision(t, st.admin)
 	sqc := sqs.NewFromConfig(st.admin)
 	for _, id := range slices.Sorted(maps.Keys(st.tmpl.Resources)) {
 		switch st.tmpl.Resources[id].Type {
@@ -285,23 +282,16 @@ func newStack(t *testing.T, moto *testenv.IAMMoto) *stack {
 			if !ok {
 				t.Fatalf("template table %s has no place in dynamostore.Tables here (tableFields)", id)
 			}
-			name := testenv.UniqueName(t, id)
-			*field(&tables) = name
+			name := *field(&st.fx.tables)
 			st.ref[id], st.arn[id] = name, "arn:aws:dynamodb:"+motoRegion+":"+motoAccount+":table/"+name
 		case "AWS::SecretsManager::Secret":
-			arn := map[string]string{"ProviderKeysSecret": providerARN, "SigningKeySecret": signingARN}[id]
+			arn := map[string]string{"ProviderKeysSecret": st.fx.providerARN, "SigningKeySecret": st.fx.signingARN}[id]
 			if arn == "" {
 				t.Fatalf("template secret %s is not created by seedSecrets", id)
 			}
 			st.ref[id], st.arn[id] = arn, arn
 		case "AWS::Events::EventBus":
-			name := testenv.UniqueName(t, id)
-			bus, err := eventbridge.NewFromConfig(st.admin).CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(name)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st.ref[id], st.arn[id] = name, aws.ToString(bus.EventBusArn)
-			st.fx.events = busQueue(t, st.admin, name)
+			st.ref[id], st.arn[id] = st.fx.bus, st.fx.busARN
 		case "AWS::SQS::Queue":
 			name := testenv.UniqueName(t, id)
 			q, err := sqc.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
@@ -316,12 +306,6 @@ func newStack(t *testing.T, moto *testenv.IAMMoto) *stack {
 			st.ref[id], st.name[id], st.arn[id] = aws.ToString(q.QueueUrl), name, attrs.Attributes["QueueArn"]
 		}
 	}
-	db := dynamodb.NewFromConfig(st.admin)
-	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
-		t.Fatal(err)
-	}
-	st.fx.store = dynamostore.New(db, tables)
-	st.fx.eventKey, st.fx.adminKey = seedKeys(t, st.fx.store)
 	st.webhookQueue = st.ref["WebhookQueue"]
 	return st
 }
@@ -556,12 +540,8 @@ func (st *stack) start(t *testing.T, moto *testenv.IAMMoto, proxy *iamProxy, bin
 		env = append(env, k+"="+fmt.Sprint(st.resolve(t, v)))
 	}
 	sort.Strings(env)
+	env = append(env, awsEnv(creds, proxy.url)...)
 	env = append(env,
-		"AWS_REGION="+motoRegion, "AWS_DEFAULT_REGION="+motoRegion,
-		"AWS_ACCESS_KEY_ID="+creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+creds.SecretAccessKey, "AWS_SESSION_TOKEN=",
-		"AWS_PROFILE=", "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL="+proxy.url, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
-		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=",
 		"SECUREAI_DEMO=true",                   // the demo models: no provider is called
 		"SECUREAI_WEBHOOKS_ALLOW_PRIVATE=true", // the test's receiver is on loopback
 		"SECUREAI_REQUEST_STATS_FLUSH=1ms",     // every answer writes the request counts: on the function's own policy

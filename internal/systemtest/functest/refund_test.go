@@ -46,15 +46,10 @@ func TestRefundSweepRefundsExpiredHolds(t *testing.T) {
 	hold("expired", 4, now.Add(-time.Minute))
 	hold("running", 2, now.Add(time.Hour))
 
-	env := []string{
-		"AWS_REGION=" + cfg.Region, "AWS_DEFAULT_REGION=" + cfg.Region,
-		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
-		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
-		"AWS_XRAY_SDK_DISABLED=true",
-		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, // every function's (Globals), unused here
-		"SECUREAI_TABLE_USERS=" + tables.Users,
-	}
+	env := append(awsEnv(motoCreds, endpoint),
+		"SECUREAI_TABLE_API_KEYS="+tables.APIKeys, // every function's (Globals), unused here
+		"SECUREAI_TABLE_USERS="+tables.Users,
+	)
 	bins := <-built
 	if bins == nil {
 		t.FailNow()

@@ -49,6 +49,7 @@ func RunLedger(t *testing.T, newStores func(t *testing.T) LedgerStores) {
 		{"a reservation not settled by its deadline is refunded once, and billed once if it settles late", ledgerRefundExpired},
 		{"a settled reservation is never refunded", ledgerSettledNotRefunded},
 		{"settlements racing refunds bill each request exactly once", ledgerRefundRace},
+		{"a reservation beyond the admitted one (a hedge) is a hold of its own, counted in no window", ledgerReserveHeld},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStores(t)) })
@@ -431,5 +432,45 @@ func ledgerRefundRace(t *testing.T, s LedgerStores) {
 	mustRefund(t, s, late)
 	if got := mustUser(t, s.Users, "u1").PointsUsed; got != n {
 		t.Errorf("points used %d, want %d: each request billed its 1 point exactly once", got, n)
+	}
+}
+
+// ledgerReserveHeld: what a request reserves after its admission — a hedge, a resumed stream's
+// continuation — is a hold of its own, refunded once if its process dies before it settles, like
+// the admitted reservation beside it; it counts the request in no window again, and a quota that
+// cannot pay for it refuses it holding nothing.
+func ledgerReserveHeld(t *testing.T, s LedgerStores) {
+	l := newLedger(t, s, ledgerUser(10, false, 0))
+	admitBefore(t, l)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hedge, err := l.Reserve(ctx, roomy, []*catalog.Model{ledgerDear}, billing.Estimate{}, ledgerNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := mustUser(t, s.Users, "u1")
+	if _, held := u.Holds[hedge.HoldID]; u.PointsUsed != 8 || len(u.Holds) != 2 || !held {
+		t.Fatalf("after the admission and a hedge: %d points used, holds %v; want 8, two holds, one the hedge's %q", u.PointsUsed, u.Holds, hedge.HoldID)
+	}
+	if got := mustCounts(t, s.Counts, "k1", limits.Windows(roomy, ledgerNow)); !slices.Equal(got, []int{1, 1, 1, 1}) {
+		t.Errorf("counts %v, want the one admitted request in every window", got)
+	}
+	if _, err := l.Reserve(ctx, roomy, []*catalog.Model{ledgerDear}, billing.Estimate{}, ledgerNow); !isKind(err, fault.QuotaExceeded) {
+		t.Fatalf("a second hedge with 2 of 10 points left: %v, want QuotaExceeded", err)
+	}
+	if u := mustUser(t, s.Users, "u1"); u.PointsUsed != 8 || len(u.Holds) != 2 {
+		t.Fatalf("after a refused hedge: %d points used, %d holds; want 8 and 2", u.PointsUsed, len(u.Holds))
+	}
+	// The process dies: neither settles. Both are refunded after the deadline and the margin.
+	late := time.Now().Add(time.Minute + ledger.DefaultHoldMargin + time.Second)
+	if n := mustRefund(t, s, late); n != 2 {
+		t.Fatalf("after the deadline and the margin: %d refunded, want 2 (the request's and the hedge's)", n)
+	}
+	// Released late (the hedge's attempt ended after all): nothing is given back twice.
+	if err := hedge.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if u := mustUser(t, s.Users, "u1"); u.PointsUsed != 0 || len(u.Holds) != 0 {
+		t.Errorf("after the refunds and a late release: %d points used, holds %v; want 0 and none", u.PointsUsed, u.Holds)
 	}
 }
