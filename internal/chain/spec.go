@@ -50,25 +50,32 @@ const (
 // ParseSpec reads the chain fields (model, models, fallback_models, redundancy) of a request body.
 // Every violation is an *InputError naming the field.
 func ParseSpec(body []byte) (Spec, error) {
+	f := gjson.GetMany(jsonview.String(body), "model", "models", "fallback_models", "redundancy")
+	return SpecOf(f[0], f[1], f[2], f[3])
+}
+
+// SpecOf builds the Spec of a request whose chain fields its surface has already read, in its
+// own one pass over the body: the members model, models, fallback_models and redundancy (absent
+// or null: not set). It judges them by the same rules as ParseSpec, with the same errors.
+func SpecOf(model, models, fallbacks, redundancy gjson.Result) (Spec, error) {
 	var s Spec
-	res := gjson.GetMany(jsonview.String(body), "model", "models", "fallback_models", "redundancy")
-	if m := res[0]; m.Exists() && m.Type != gjson.Null {
+	if m := model; m.Exists() && m.Type != gjson.Null {
 		if m.Type != gjson.String {
 			return s, &InputError{Field: "model", Message: "must be a string"}
 		}
 		s.Model = strings.Clone(m.Str) // model names outlive the body (health, events)
 	}
 	var err error
-	if s.Models, err = parseEntries("models", res[1]); err != nil {
+	if s.Models, err = parseEntries("models", models); err != nil {
 		return s, err
 	}
-	if s.Fallbacks, err = parseEntries("fallback_models", res[2]); err != nil {
+	if s.Fallbacks, err = parseEntries("fallback_models", fallbacks); err != nil {
 		return s, err
 	}
 	if s.Models != nil && s.Fallbacks != nil {
 		return s, &InputError{Field: "fallback_models", Message: "cannot be combined with models; send one chain"}
 	}
-	if r := res[3]; r.Exists() && r.Type != gjson.Null {
+	if r := redundancy; r.Exists() && r.Type != gjson.Null {
 		if s.Redundancy, err = parseOptions(r); err != nil {
 			return s, err
 		}

@@ -15,14 +15,15 @@ import (
 )
 
 // Input is what a surface hands over once it has validated its own format: the OpenAI-shaped
-// body every attempt translates afresh (chain fields included), and the few fields the gateway
-// itself reads from it.
+// body every attempt translates afresh, and the fields the gateway itself reads from it, read by
+// the surface in its one pass over the body — the completion never parses the body again.
 type Input struct {
 	Surface string // "openai" or "classic": who answers, for observers
 	Body    []byte
-	Policy  string // smltp_policy as sent; "" when none
-	UserID  string // on-behalf-of user; "" when none
-	Stream  bool
+	Chain   chain.Spec // the chain fields (model, models, fallback_models, redundancy), judged
+	Policy  string     // smltp_policy as sent; "" when none
+	UserID  string     // on-behalf-of user; "" when none
+	Stream  bool       // the caller asked for a stream (SSE): Call.Stream, not Call.Complete
 	// MaxTokens is the output the request allows (the larger of max_tokens and
 	// max_completion_tokens), read by the surface in its one pass over the body; 0 when unset.
 	MaxTokens int
@@ -53,60 +54,23 @@ type Call struct {
 	trace *callTrace // nil unless the service has a Tracer (trace.go)
 }
 
-// Open is the one way into a completion: it reads the caller from ctx, checks on-behalf-of,
-// resolves the SMLTP policy and the chain, and checks every model of the chain, the breaker and
-// the policy before any attempt, so a chain that could not fully run is refused with nothing
-// spent or counted. Complete and Stream then admit it (counted and reserved) just before their
-// first attempt — so an idempotent replay, which runs neither, is neither. A refusal is reported
-// to the observer like any other end of a request.
+// Open is the one way into a completion: it reads the caller from ctx and runs the checks of a
+// call (checks.go) — on-behalf-of, the chain and every model of it, the SMLTP policy, the breaker
+// — before any attempt, so a chain that could not fully run is refused with nothing spent or
+// counted. Complete and Stream then admit it (counted and reserved) just before their first
+// attempt — so an idempotent replay, which runs neither, is neither. A refusal is reported to the
+// observer like any other end of a request.
 func (s *Service) Open(ctx context.Context, in Input) (*Call, error) {
-	c := &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx), servedAttempt: -1}
-	err := c.prepare()
-	if err == nil {
-		err = c.check(ctx)
-	}
-	if err != nil {
+	c := s.newCall(ctx, in)
+	if err := c.runSteps(ctx, false); err != nil {
 		c.finish(ctx, Outcome{Err: err})
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Call) prepare() error {
-	if c.key == nil {
-		return fault.New(fault.Unauthenticated, "Invalid API key", "no API key").WithCode("invalid_api_key")
-	}
-	if !c.key.MayActFor(c.Input.UserID) {
-		return fault.New(fault.Forbidden, "Access denied", "user_id: only an admin API key may act on behalf of another user").
-			WithCode("on_behalf_of_denied").WithParam("user_id")
-	}
-	if invalid, denied := c.resolveChain(); invalid != nil {
-		return invalid
-	} else if denied != nil {
-		return denied
-	}
-	// After the chain, in the order a dry run reports its checks (DryRun).
-	var err error
-	c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), "")
-	return err
-}
-
-// resolveChain resolves the call's chain from its body and checks every model of it, keeping
-// each target's route: the one step Open and DryRun share for the chain. invalid is a chain the
-// body spells wrong; denied, a model the key may not use or that cannot be called.
-func (c *Call) resolveChain() (invalid, denied error) {
-	spec, err := chain.ParseSpec(c.Input.Body)
-	if err == nil {
-		c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings)
-	}
-	if err != nil {
-		return err, nil
-	}
-	if c.Plan, c.routes, err = c.svc.checkModels(c.key, c.Plan); err != nil {
-		return nil, err
-	}
-	c.models = modelsOf(c.routes)
-	return nil, nil
+func (s *Service) newCall(ctx context.Context, in Input) *Call {
+	return &Call{Input: in, svc: s, key: identity.Key(ctx), requestID: identity.RequestID(ctx), servedAttempt: -1}
 }
 
 // modelsOf is each route's catalog entry, in order: what policy, limits and billing check.

@@ -37,6 +37,16 @@ const (
 var chainBody = []byte(`{"models":[{"model":"` + gptModel + `","timeout_ms":1000,"first_token_timeout_ms":500},"` + claudeModel + `","` + geminiModel + `"],` +
 	`"messages":[{"role":"user","content":"Hi"}]}`)
 
+// input is body as an API surface hands it over: its chain fields read in the surface's pass.
+func input(t *testing.T, body []byte, stream bool) completion.Input {
+	t.Helper()
+	spec, err := chain.ParseSpec(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return completion.Input{Body: body, Chain: spec, Stream: stream}
+}
+
 // fakes are the three upstreams of one case.
 type fakes struct {
 	openai, anthropic, gemini *pt.Server
@@ -95,7 +105,7 @@ func closedPort(t *testing.T) string {
 func run(t *testing.T, svc *completion.Service, stream bool) (string, string, chain.Report, error) {
 	t.Helper()
 	ctx := identity.WithKey(pt.WithTimeout(t, 20*time.Second), &apikey.Key{})
-	call, err := svc.Open(ctx, completion.Input{Body: chainBody, Stream: stream})
+	call, err := svc.Open(ctx, input(t, chainBody, stream))
 	if err != nil {
 		t.Fatal(err)
 	}

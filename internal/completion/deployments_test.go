@@ -74,7 +74,7 @@ func TestADeploymentIsBilledAtItsOwnPrice(t *testing.T) {
 			obs := &lastOutcome{}
 			svc := &completion.Service{Router: router, Settings: chain.ProjectSettings, Observer: obs, Controls: completion.Controls{Ledger: byUsage{}}}
 			ctx := identity.WithKey(pt.WithTimeout(t, 20*time.Second), &apikey.Key{})
-			call, err := svc.Open(ctx, completion.Input{Body: []byte(`{"model":"` + claudeModel + `","messages":[{"role":"user","content":"Hi"}]}`)})
+			call, err := svc.Open(ctx, input(t, []byte(`{"model":"`+claudeModel+`","messages":[{"role":"user","content":"Hi"}]}`), false))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestAttemptsUseTheRoutesOpenResolved(t *testing.T) {
 	router := &routedAtOpen{Router: inner}
 	svc := &completion.Service{Router: router, Settings: chain.ProjectSettings, Controls: completion.Controls{Ledger: byUsage{}}}
 	ctx := identity.WithKey(pt.WithTimeout(t, 20*time.Second), &apikey.Key{})
-	call, err := svc.Open(ctx, completion.Input{Body: []byte(`{"model":"` + claudeModel + `","messages":[{"role":"user","content":"Hi"}]}`)})
+	call, err := svc.Open(ctx, input(t, []byte(`{"model":"`+claudeModel+`","messages":[{"role":"user","content":"Hi"}]}`), false))
 	if err != nil {
 		t.Fatal(err)
 	}

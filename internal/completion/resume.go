@@ -202,7 +202,7 @@ func (st *Stream) continueOn(t chain.Target, route catalog.Route) (*Stream, cont
 	if err != nil {
 		return nil, nil, err
 	}
-	req := newRequest(route, body, true)
+	req := newRequest(route, body)
 	if req.OnSend, err = c.govern(st.parent, t, route); err != nil {
 		return nil, nil, err
 	}

@@ -121,12 +121,12 @@ type Completion struct {
 
 // Complete runs the call's chain for a whole answer. A failure carries the attempts made.
 func (c *Call) Complete(ctx context.Context) (*Completion, chain.Report, error) {
-	if err := c.admit(ctx); err != nil {
+	if err := c.runSteps(ctx, true); err != nil {
 		c.finish(ctx, Outcome{Err: err})
 		return nil, chain.Report{}, err
 	}
 	res, err := chain.Run(ctx, c.engine(), c.Plan, false, func(ctx context.Context, t chain.Target) (*provider.Response, error) {
-		route, req, err := c.request(ctx, t, false)
+		route, req, err := c.request(ctx, t)
 		if err != nil {
 			return nil, err
 		}
@@ -169,9 +169,9 @@ func lineWith(rep chain.Report, s chain.Status) chain.Attempt {
 }
 
 // request builds attempt t's provider request, governed (controls.go).
-func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalog.Route, *provider.Request, error) {
+func (c *Call) request(ctx context.Context, t chain.Target) (catalog.Route, *provider.Request, error) {
 	route := c.routeOf(t)
-	req := newRequest(route, c.Input.Body, stream)
+	req := newRequest(route, c.Input.Body)
 	var err error
 	if req.OnSend, err = c.govern(ctx, t, route); err != nil {
 		return route, nil, err
@@ -179,8 +179,8 @@ func (c *Call) request(ctx context.Context, t chain.Target, stream bool) (catalo
 	return route, req, nil
 }
 
-func newRequest(route catalog.Route, body []byte, stream bool) *provider.Request {
-	req := &provider.Request{Body: body, Model: route.Model.Upstream, Stream: stream}
+func newRequest(route catalog.Route, body []byte) *provider.Request {
+	req := &provider.Request{Body: body, Model: route.Model.Upstream}
 	if len(route.Model.Regions) > 0 {
 		req.Region = route.Model.Regions[0]
 	}

@@ -48,12 +48,12 @@ type Stream struct {
 // nothing has been sent to the caller, so a failed attempt is invisible and an exhausted chain is a
 // plain error (carrying the attempts made). The caller must Close the stream it gets.
 func (c *Call) Stream(ctx context.Context) (*Stream, chain.Report, error) {
-	if err := c.admit(ctx); err != nil {
+	if err := c.runSteps(ctx, true); err != nil {
 		c.finish(ctx, Outcome{Err: err})
 		return nil, chain.Report{}, err
 	}
 	res, err := chain.Run(ctx, c.engine(), c.Plan, true, func(ctx context.Context, t chain.Target) (*Stream, error) {
-		route, req, err := c.request(ctx, t, true)
+		route, req, err := c.request(ctx, t)
 		if err != nil {
 			return nil, err
 		}

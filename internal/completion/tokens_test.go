@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/entitlement"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	pt "github.com/secureai-gateway/gateway/internal/provider/providertest"
@@ -39,7 +38,7 @@ func TestEveryProviderReceivesATokenForItsExactBytes(t *testing.T) {
 		svc, f := newService(t, pt.Unavailable, pt.RateLimited)
 		svc.Controls.Tokens = &entitlement.Minter{Signer: signer}
 		ctx := identity.WithKey(pt.WithTimeout(t, 20*time.Second), &apikey.Key{ID: "key_t"})
-		call, err := svc.Open(ctx, completion.Input{Body: chainBody, Stream: stream})
+		call, err := svc.Open(ctx, input(t, chainBody, stream))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,6 +83,39 @@ type Response struct {
 	Plan    Plan   `json:"plan"`
 }
 
+// Name is one check of the answer, by its member of Checks: what a step of the pipeline reports
+// under.
+type Name int
+
+const (
+	Input             Name = iota // input
+	ModelAccess                   // model_access
+	SMLTPPolicy                   // smltp_policy
+	SMLTPPolicyAccess             // smltp_policy_access
+	Quota                         // quota
+	CircuitBreaker                // circuit_breaker
+	RateLimit                     // rate_limit
+)
+
+// Result is where check n's conclusion goes in in.
+func (in *Inputs) Result(n Name) *error {
+	switch n {
+	case Input:
+		return &in.Input
+	case ModelAccess:
+		return &in.ModelAccess
+	case SMLTPPolicy:
+		return &in.PolicyErr
+	case SMLTPPolicyAccess:
+		return &in.PolicyAccess
+	case Quota:
+		return &in.Quota
+	case CircuitBreaker:
+		return &in.Breaker
+	}
+	return &in.Limit // RateLimit, the last
+}
+
 // Inputs are the checks' conclusions; a nil error is a passed check.
 type Inputs struct {
 	Input error // body validation and chain resolution

@@ -69,3 +69,26 @@ func TestPointsRequiredIsTheMostExpensiveModel(t *testing.T) {
 		t.Errorf("PointsRequired = %d, want 5", got)
 	}
 }
+
+// Each check's name puts a conclusion under that check's own member of the answer, and no other.
+func TestResultIsTheNamedCheck(t *testing.T) {
+	members := map[Name]string{Input: "input", ModelAccess: "model_access", SMLTPPolicy: "smltp_policy",
+		SMLTPPolicyAccess: "smltp_policy_access", Quota: "quota", CircuitBreaker: "circuit_breaker", RateLimit: "rate_limit"}
+	for n, member := range members {
+		var in Inputs
+		*in.Result(n) = fault.Invalid("x", "refused")
+		raw, err := json.Marshal(Build(in, status).Checks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks map[string]struct{ Passed bool }
+		if err := json.Unmarshal(raw, &checks); err != nil {
+			t.Fatal(err)
+		}
+		for m, c := range checks {
+			if c.Passed == (m == member) {
+				t.Errorf("a refusal under %s: %s passed=%v", member, m, c.Passed)
+			}
+		}
+	}
+}

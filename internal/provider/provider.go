@@ -15,12 +15,12 @@ import (
 
 // Request is one attempt's call. Body holds the caller's OpenAI-shaped request bytes exactly as
 // received (gateway extensions included); adapters must not modify it, because every attempt of a
-// chain translates the same bytes afresh.
+// chain translates the same bytes afresh. Whether it streams is which method it is given to:
+// Provider.Stream or Provider.Complete (a "stream" member of Body is the adapter's to set).
 type Request struct {
 	Body   []byte
 	Model  string // the provider's own model id (the catalog's upstream id)
 	Region string // the region the catalog places this model in, when the provider has regions
-	Stream bool
 	// OnSend, when set, sees every upstream HTTP request of this attempt just before it is sent.
 	// Nil costs nothing.
 	OnSend SendHook

@@ -45,7 +45,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 		Render(w, r, err)
 		return
 	}
-	call, err := h.Completions.Open(r.Context(), in.Completion())
+	call, err := h.Completions.Open(r.Context(), in.Input)
 	if err != nil {
 		Render(w, r, err)
 		return
@@ -57,14 +57,9 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, a)
 }
 
-// Completion is what this request asks of the completion service.
-func (in *Input) Completion() completion.Input {
-	return completion.Input{Surface: Surface, Body: in.Upstream, Policy: in.Policy, UserID: in.UserID, Stream: in.Stream, MaxTokens: in.MaxTokens}
-}
-
 // serve answers a.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, a *answer) {
-	if a.in.Stream {
+	if a.call.Input.Stream {
 		h.stream(w, r, a)
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/tidwall/gjson"
@@ -48,17 +50,12 @@ const (
 	fUser
 )
 
-// Input is a validated classic request.
+// Input is a validated classic request: what it asks of the completion service — its Body the
+// OpenAI-shaped body built from the classic one — and what only this surface reads.
 type Input struct {
-	Stream         bool
+	completion.Input
 	ConversationID string // "" when the caller sent none
-	UserID         string // on-behalf-of user; "" when none
 	Index          string
-	Policy         string // smltp_policy as sent; "" when none
-	MaxTokens      int    // max_tokens as the upstream body carries it (default and cap applied)
-	// Upstream is the OpenAI-shaped body completion.Service runs, the chain fields carried
-	// through as sent so chain.ParseSpec reads (and judges) them.
-	Upstream []byte
 }
 
 // message is one upstream chat message; Content is the caller's JSON string, copied as is.
@@ -79,7 +76,9 @@ type upstream struct {
 	Stream         bool            `json:"stream,omitempty"`
 }
 
-// Parse validates a classic body (a JSON object) and builds its upstream body.
+// Parse validates a classic body (a JSON object) in one pass and builds its upstream body. The
+// chain fields are judged here and carried in Input.Chain; the upstream body keeps them as sent,
+// as an OpenAI-surface body does (the provider adapters leave them out).
 func Parse(body []byte) (*Input, error) {
 	var unknown string
 	gjson.Parse(jsonview.String(body)).ForEach(func(k, _ gjson.Result) bool {
@@ -100,7 +99,7 @@ func Parse(body []byte) (*Input, error) {
 			v[i] = gjson.Result{} // null means absent everywhere
 		}
 	}
-	in := &Input{}
+	in := &Input{Input: completion.Input{Surface: Surface}}
 	up := upstream{Temperature: DefaultTemperature, MaxTokens: DefaultMaxTokens}
 	var p error
 
@@ -140,11 +139,14 @@ func Parse(body []byte) (*Input, error) {
 	}
 	in.Policy, in.MaxTokens = name, up.MaxTokens
 	var err error
+	if in.Chain, err = chain.SpecOf(v[fModel], v[fModels], v[fFallbacks], v[fRedundancy]); err != nil {
+		return nil, err
+	}
 	up.Model = raw(v[fModel])
 	up.Models = raw(v[fModels])
 	up.FallbackModels = raw(v[fFallbacks])
 	up.Redundancy = raw(v[fRedundancy])
-	if in.Upstream, err = json.Marshal(up); err != nil {
+	if in.Body, err = json.Marshal(up); err != nil {
 		// Every raw part came from a valid JSON document, so this is a gateway defect.
 		return nil, fmt.Errorf("classic: building the upstream body: %w", err)
 	}

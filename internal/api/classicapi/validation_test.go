@@ -183,10 +183,10 @@ func TestCompletionCarriesMaxTokens(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", extra, err)
 		}
-		if got := in.Completion().MaxTokens; got != want {
+		if got := in.MaxTokens; got != want {
 			t.Errorf("%q: MaxTokens %d, want %d", extra, got, want)
 		}
-		if got := gjson.GetBytes(in.Upstream, "max_tokens").Int(); got != int64(want) {
+		if got := gjson.GetBytes(in.Body, "max_tokens").Int(); got != int64(want) {
 			t.Errorf("%q: upstream max_tokens %d, want %d", extra, got, want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/jsonview"
@@ -18,7 +19,11 @@ var numericFields = [...]struct {
 	integer bool
 }{{"temperature", 0, 2, false}, {"top_p", 0, 1, false}, {"max_tokens", 1, 1 << 30, true}, {"max_completion_tokens", 1, 1 << 30, true}}
 
-const firstNumeric = 5
+// Where read's GetMany puts the numeric fields, then the chain fields.
+const (
+	firstNumeric = 5
+	firstChain   = firstNumeric + len(numericFields)
+)
 
 // request is what the gateway itself needs of a chat request; everything else is the provider's
 // to judge and passes through untouched.
@@ -37,11 +42,13 @@ func Read(body []byte) (completion.Input, error) {
 	return in.in, nil
 }
 
-// read validates the fields of body the gateway reads, before any provider is called; the chain
-// and the policy are completion.Open's to resolve.
+// read validates the fields of body the gateway reads, in one pass before any provider is
+// called, and keeps what the completion needs of them; the policy is completion.Open's to
+// resolve, the chain's models its to check.
 func read(body []byte) (*request, error) {
 	f := gjson.GetMany(jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
-		"temperature", "top_p", "max_tokens", "max_completion_tokens")
+		"temperature", "top_p", "max_tokens", "max_completion_tokens",
+		"model", "models", "fallback_models", "redundancy")
 	if p := checkMessages(f[0]); p != nil {
 		return nil, p
 	}
@@ -61,6 +68,10 @@ func read(body []byte) (*request, error) {
 		}
 	}
 	in.in.Policy, in.in.UserID = strings.Clone(f[3].Str), strings.Clone(f[4].Str) // kept past the body's view
+	var err error
+	if in.in.Chain, err = chain.SpecOf(f[firstChain], f[firstChain+1], f[firstChain+2], f[firstChain+3]); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 

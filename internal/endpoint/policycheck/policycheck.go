@@ -57,7 +57,7 @@ func chatInput(body []byte) (completion.Input, error) {
 		if err != nil {
 			return completion.Input{}, err
 		}
-		return in.Completion(), nil
+		return in.Input, nil
 	}
 	return openaiapi.Read(body)
 }

@@ -14,7 +14,7 @@ func TestConversationWithToolsRoundTrip(t *testing.T) {
 	in := providertest.Fixture(t, "openai_conversation.json")
 	orig := bytes.Clone(in)
 	f := providertest.New(t, providertest.ServeSSE(events(t, "stream_tool.sse"), 0, nil))
-	s, err := newAdapter(t, f).Stream(context.Background(), &provider.Request{Body: in, Model: "claude-sonnet-4-20250514", Stream: true})
+	s, err := newAdapter(t, f).Stream(context.Background(), &provider.Request{Body: in, Model: "claude-sonnet-4-20250514"})
 	if err != nil {
 		t.Fatal(err)
 	}

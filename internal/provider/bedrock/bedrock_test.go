@@ -245,7 +245,7 @@ func TestConversationWithToolsRoundTrip(t *testing.T) {
 	in := providertest.Fixture(t, "openai_conversation.json")
 	orig := bytes.Clone(in)
 	f := providertest.New(t, serveEvents(events(t, "stream_tool.jsonl"), 0, nil))
-	s, err := newAdapter(t, f).Stream(context.Background(), &provider.Request{Body: in, Model: model, Stream: true})
+	s, err := newAdapter(t, f).Stream(context.Background(), &provider.Request{Body: in, Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}

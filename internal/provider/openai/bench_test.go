@@ -38,11 +38,11 @@ func BenchmarkUpstreamBody(b *testing.B) {
 		for _, stream := range []bool{false, true} {
 			name := "body=" + strconv.Itoa(size) + "/stream=" + strconv.FormatBool(stream)
 			b.Run(name, func(b *testing.B) {
-				req := &provider.Request{Body: benchBody(size), Model: "fake-small", Stream: stream}
+				req := &provider.Request{Body: benchBody(size), Model: "fake-small"}
 				b.ReportAllocs()
 				b.SetBytes(int64(len(req.Body)))
 				for b.Loop() {
-					if _, err := upstreamBody(req); err != nil {
+					if _, err := upstreamBody(req, stream); err != nil {
 						b.Fatal(err)
 					}
 				}

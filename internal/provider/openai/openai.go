@@ -50,7 +50,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 
 // Complete implements provider.Provider.
 func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	resp, err := p.send(ctx, req)
+	resp, err := p.send(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -70,20 +70,20 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	resp, err := p.send(ctx, req)
+	resp, err := p.send(ctx, req, true)
 	if err != nil {
 		return nil, err
 	}
 	return newStream(resp.Body), nil
 }
 
-func (p *Provider) send(ctx context.Context, req *provider.Request) (*http.Response, error) {
-	body, err := upstreamBody(req)
+func (p *Provider) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, error) {
+	body, err := upstreamBody(req, stream)
 	if err != nil {
 		return nil, err
 	}
 	header := p.header
-	if req.Stream {
+	if stream {
 		header = p.streamHeader
 	}
 	return p.http.Post(ctx, p.endpoint, body, header, req.OnSend)

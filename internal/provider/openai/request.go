@@ -13,7 +13,7 @@ import (
 // out, model becomes the upstream id, and streams ask for usage so the served model can be billed
 // (the caller's other stream_options pass through). Every other field, unknown ones included,
 // passes through untouched — no decoding, no re-encoding.
-func upstreamBody(req *provider.Request) ([]byte, error) {
+func upstreamBody(req *provider.Request, stream bool) ([]byte, error) {
 	if len(req.Body) == 0 {
 		return nil, invalidBody()
 	}
@@ -36,7 +36,7 @@ func upstreamBody(req *provider.Request) ([]byte, error) {
 		case "models", "fallback_models", "redundancy", "smltp_policy", "user_id":
 			return true
 		case "stream", "stream_options":
-			if req.Stream {
+			if stream {
 				if k.Str == "stream_options" && v.IsObject() {
 					streamOptions = v.Raw
 				}
@@ -50,7 +50,7 @@ func upstreamBody(req *provider.Request) ([]byte, error) {
 		out = append(strconv.AppendQuote(append(out, `"model":`...), req.Model), ',')
 	}
 	out = out[:len(out)-1] // the last field's comma
-	if req.Stream {
+	if stream {
 		out = append(out, `,"stream":true,"stream_options":`...)
 		if streamOptions == "" {
 			out = append(out, `{"include_usage":true}`...)

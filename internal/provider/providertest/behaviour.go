@@ -127,7 +127,7 @@ func CheckSendHook(t *testing.T, p provider.Provider, s *Server, req *provider.R
 	t.Helper()
 	call := func(stream bool, hook provider.SendHook) error {
 		r := *req
-		r.Stream, r.OnSend = stream, hook
+		r.OnSend = hook
 		if !stream {
 			_, err := p.Complete(WithTimeout(t, 5*time.Second), &r)
 			return err

@@ -44,10 +44,8 @@ func TestWiresThroughTheAdapters(t *testing.T) {
 					ctx := pt.WithTimeout(t, 500*time.Millisecond) // what Hung holds a call for
 					var text string
 					if stream {
-						r := *req
-						r.Stream = true
 						var st provider.Stream
-						if st, err = p.Stream(ctx, &r); err == nil {
+						if st, err = p.Stream(ctx, req); err == nil {
 							var cs []provider.Chunk
 							cs, err = pt.Drain(t, st)
 							for _, c := range cs {
