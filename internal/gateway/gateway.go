@@ -213,6 +213,19 @@ func completions(d Deps) (*completion.Service, error) {
 	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, nil
 }
 
+// ChatRoute builds a chat surface's one route: the surface's handler (chat, over the shared
+// completion service) behind Idempotency-Key replays, the span, and what every authenticated
+// route needs, answering other routes in render's envelope.
+func ChatRoute(d Deps, render httpapi.Render, route string, chat func(*completion.Service, Deps) http.HandlerFunc) (http.Handler, error) {
+	d = d.WithDefaults()
+	svc, guard, err := ChatOf(d)
+	if err != nil {
+		return nil, err
+	}
+	h := httpapi.Idempotent(guard, render, route, d.MaxBody, chat(svc, d))
+	return httpapi.Routes(render, Traced(d, route, Authenticated(d, render, h.ServeHTTP)), route), nil
+}
+
 // Traced gives a chat route's requests their span when tracing is on.
 func Traced(d Deps, route string, h http.Handler) http.Handler {
 	if d.Tracer == nil {

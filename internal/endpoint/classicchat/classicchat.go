@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/secureai-gateway/gateway/internal/api/classicapi"
-	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
@@ -17,12 +17,7 @@ var Endpoint = gateway.Endpoint{Function: "ClassicChatFunction", Routes: routes,
 
 // New builds the endpoint.
 func New(d gateway.Deps) (http.Handler, error) {
-	d = d.WithDefaults()
-	svc, guard, err := gateway.ChatOf(d)
-	if err != nil {
-		return nil, err
-	}
-	h := &classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
-	chat := httpapi.Idempotent(guard, classicapi.Render, routes[0], d.MaxBody, http.HandlerFunc(h.Chat))
-	return httpapi.Routes(classicapi.Render, gateway.Traced(d, routes[0], gateway.Authenticated(d, classicapi.Render, chat.ServeHTTP)), routes...), nil
+	return gateway.ChatRoute(d, classicapi.Render, routes[0], func(svc *completion.Service, d gateway.Deps) http.HandlerFunc {
+		return (&classicapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}).Chat
+	})
 }

@@ -4,8 +4,8 @@ package openaichat
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
@@ -17,12 +17,7 @@ var Endpoint = gateway.Endpoint{Function: "OpenAIChatFunction", Routes: routes, 
 
 // New builds the endpoint.
 func New(d gateway.Deps) (http.Handler, error) {
-	d = d.WithDefaults()
-	svc, guard, err := gateway.ChatOf(d)
-	if err != nil {
-		return nil, err
-	}
-	h := &openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}
-	chat := httpapi.Idempotent(guard, openaiapi.Render, routes[0], d.MaxBody, http.HandlerFunc(h.Chat))
-	return httpapi.Routes(openaiapi.Render, gateway.Traced(d, routes[0], gateway.Authenticated(d, openaiapi.Render, chat.ServeHTTP)), routes...), nil
+	return gateway.ChatRoute(d, openaiapi.Render, routes[0], func(svc *completion.Service, d gateway.Deps) http.HandlerFunc {
+		return (&openaiapi.Handler{Completions: svc, MaxBody: d.MaxBody, Log: d.Log}).Chat
+	})
 }
