@@ -7,9 +7,9 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/secureai-gateway/gateway/internal/api/sse"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/sse"
 	"github.com/tidwall/gjson"
 )
 

@@ -6,9 +6,9 @@ import (
 	"io"
 	"sync"
 
-	"github.com/secureai-gateway/gateway/internal/api/sse"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider"
+	"github.com/secureai-gateway/gateway/internal/sse"
 )
 
 // SSEFormat says how one provider's Server-Sent Events stream reads.
