@@ -1,7 +1,6 @@
 package cloud_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // slowSender hands events over after delay, like an EventBridge PutEvents that takes its time.
@@ -101,7 +101,7 @@ func TestAChatRequestWritesOneMetricsRecord(t *testing.T) {
 	fx := newFixture(t)
 	t.Setenv("SECUREAI_DEMO", "true")
 	c, _ := load(t)
-	var log syncBuffer
+	var log testenv.SyncBuffer
 	c.Metrics = metrics.NewEMF(&log)
 
 	out, _ := invokeStream(t, openAIChat(c), fx.secret,
@@ -131,24 +131,6 @@ func TestAChatRequestWritesOneMetricsRecord(t *testing.T) {
 	if strings.Contains(lines[0], fx.secret) {
 		t.Errorf("the record holds the key: %s", lines[0])
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A stream still running at the invocation's deadline ends the reserve before it with an error

@@ -1,7 +1,6 @@
 package samlocaltest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +42,7 @@ func TestStartAPIServesTheRoutes(t *testing.T) {
 		// A daemon of its own: neither the machine's Docker nor a parallel run is touched.
 		cmd.Env = append(cmd.Env, "SAM_LOCAL_PRIVATE_DOCKER=1")
 	}
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// TERM lets the script's trap stop SAM, moto and the private Docker daemon.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -264,22 +262,4 @@ func freePort(t *testing.T) string {
 	defer l.Close()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	return port
-}
-
-// syncBuffer collects the script's output, written by two copiers and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

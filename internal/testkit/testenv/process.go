@@ -12,13 +12,13 @@ import (
 // process is a started tool whose output is kept (bounded) for failure messages.
 type process struct {
 	cmd    *exec.Cmd
-	out    *limitedBuffer
+	out    *SyncBuffer
 	exited chan struct{} // closed when the process ends
 	err    error         // Wait's result, valid after exited
 }
 
 func startProcess(cmd *exec.Cmd) (*process, error) {
-	p := &process{cmd: cmd, out: &limitedBuffer{max: 64 << 10}, exited: make(chan struct{})}
+	p := &process{cmd: cmd, out: &SyncBuffer{Max: 64 << 10}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
@@ -61,23 +61,27 @@ func (p *process) stop() {
 	}
 }
 
-// limitedBuffer keeps the first max bytes of output, where startup errors are.
-type limitedBuffer struct {
+// SyncBuffer collects output written by several goroutines (a process's copiers, a logger) for a
+// test to read while they run. With Max set it keeps the first Max bytes, where startup errors are.
+type SyncBuffer struct {
+	Max int // 0: unbounded
 	mu  sync.Mutex
-	max int
 	buf bytes.Buffer
 }
 
-func (b *limitedBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
+	if b.Max == 0 {
+		return b.buf.Write(p)
+	}
+	if room := b.Max - b.buf.Len(); room > 0 {
 		b.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
 
-func (b *limitedBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
