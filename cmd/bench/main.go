@@ -10,6 +10,9 @@
 // direct and gateway, and reports p50/p99 of each and what the gateway adds, throughput, the
 // gateway process's CPU per request, its resident memory after each of -reps whole loads and
 // after a settle pause, the store's growth per served request, and a verdict against the targets.
+// At concurrency 1 it also measures the floor: the same plain requests through a bare Go reverse
+// proxy (this binary run again as one), so what the machine costs any proxy shows beside what the
+// gateway adds.
 //
 // With -micro it runs the older micro-benchmark instead: the gateway in this process
 // (localserver.NewGateway, an in-memory key finder, no store), with allocations and CPU per request and the
@@ -50,6 +53,10 @@ import (
 )
 
 func main() {
+	if up := os.Getenv(latencybench.FloorEnv); up != "" {
+		// The process benchmark runs this binary again as its floor proxy.
+		fail(latencybench.ServeFloor(os.Getenv("PORT"), up))
+	}
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), `Usage: go run ./cmd/bench [flags]
 

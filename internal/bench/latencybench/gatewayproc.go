@@ -32,19 +32,19 @@ func buildGateway(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// gatewayProc is a running cmd/gateway.
-type gatewayProc struct {
+// serverProc is a process the benchmark started that serves HTTP on 127.0.0.1:$PORT: the
+// gateway, or the floor proxy (floor.go).
+type serverProc struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once the process has exited
 	Base    string        // http://127.0.0.1:port
-	Admin   string        // the bootstrap admin key's secret
 	LogPath string        // its stdout and stderr: the startup lines and the access log
 }
 
-// startGateway runs bin on a free loopback port with its store in dataDir and a fresh bootstrap
-// admin key, and returns once it listens. env is added to this process's environment (and wins
-// over it). Output goes to logPath, a file: the access log of a long run is large.
-func startGateway(ctx context.Context, bin, dataDir, logPath string, env []string) (*gatewayProc, error) {
+// startServer runs bin on a free loopback port (PORT) and returns once it listens. env is added
+// to this process's environment (and wins over it). Output goes to logPath, a file: the access
+// log of a long run is large.
+func startServer(ctx context.Context, bin, logPath string, env []string) (*serverProc, error) {
 	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
@@ -54,56 +54,71 @@ func startGateway(ctx context.Context, bin, dataDir, logPath string, env []strin
 		return nil, err
 	}
 	defer logs.Close() // the child has its own descriptor
-	g := &gatewayProc{cmd: exec.CommandContext(ctx, bin), exited: make(chan struct{}), Base: "http://" + addr,
-		Admin: apikey.NewSecret(), LogPath: logPath}
+	s := &serverProc{cmd: exec.CommandContext(ctx, bin), exited: make(chan struct{}), Base: "http://" + addr, LogPath: logPath}
 	_, port, _ := net.SplitHostPort(addr)
-	g.cmd.Env = append(os.Environ(), "PORT="+port, "SECUREAI_DATA_DIR="+dataDir, "SECUREAI_BOOTSTRAP_KEY="+g.Admin)
-	g.cmd.Env = append(g.cmd.Env, env...)
-	g.cmd.Stdout, g.cmd.Stderr = logs, logs
-	if err := g.cmd.Start(); err != nil {
+	s.cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
+	s.cmd.Stdout, s.cmd.Stderr = logs, logs
+	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
-	go func() { _ = g.cmd.Wait(); close(g.exited) }()
-	if err := g.waitListening(addr, 60*time.Second); err != nil {
-		g.Stop()
-		return nil, fmt.Errorf("%w\n%s", err, g.logTail())
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+	if err := s.waitListening(addr, 60*time.Second); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("%w\n%s", err, s.logTail())
 	}
-	return g, nil
+	return s, nil
 }
 
-// Pid is the gateway process's id.
-func (g *gatewayProc) Pid() int { return g.cmd.Process.Pid }
+// gatewayProc is a running cmd/gateway.
+type gatewayProc struct {
+	*serverProc
+	Admin string // the bootstrap admin key's secret
+}
 
-// Stop interrupts the gateway as Ctrl-C does, so it stops as a user's does (the last limit counts
-// saved, the store closed), and kills it if it has not exited within 15 s.
-func (g *gatewayProc) Stop() {
-	_ = g.cmd.Process.Signal(os.Interrupt)
+// startGateway runs the gateway binary bin with its store in dataDir and a fresh bootstrap admin
+// key (startServer says the rest).
+func startGateway(ctx context.Context, bin, dataDir, logPath string, env []string) (*gatewayProc, error) {
+	admin := apikey.NewSecret()
+	s, err := startServer(ctx, bin, logPath, append([]string{"SECUREAI_DATA_DIR=" + dataDir, "SECUREAI_BOOTSTRAP_KEY=" + admin}, env...))
+	if err != nil {
+		return nil, err
+	}
+	return &gatewayProc{serverProc: s, Admin: admin}, nil
+}
+
+// Pid is the process's id.
+func (s *serverProc) Pid() int { return s.cmd.Process.Pid }
+
+// Stop interrupts the process as Ctrl-C does, so the gateway stops as a user's does (the last
+// limit counts saved, the store closed), and kills it if it has not exited within 15 s.
+func (s *serverProc) Stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-g.exited:
+	case <-s.exited:
 	case <-time.After(15 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.exited
+		_ = s.cmd.Process.Kill()
+		<-s.exited
 	}
 }
 
-func (g *gatewayProc) waitListening(addr string, bound time.Duration) error {
+func (s *serverProc) waitListening(addr string, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			return c.Close()
 		}
 		select {
-		case <-g.exited:
-			return fmt.Errorf("the gateway exited before listening (%v)", g.cmd.ProcessState)
+		case <-s.exited:
+			return fmt.Errorf("%s exited before listening (%v)", filepath.Base(s.cmd.Path), s.cmd.ProcessState)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("the gateway did not listen on %s within %s", addr, bound)
+	return fmt.Errorf("%s did not listen on %s within %s", filepath.Base(s.cmd.Path), addr, bound)
 }
 
-// logTail is the end of the gateway's output, for an error.
-func (g *gatewayProc) logTail() string {
-	raw, _ := os.ReadFile(g.LogPath)
+// logTail is the end of the process's output, for an error.
+func (s *serverProc) logTail() string {
+	raw, _ := os.ReadFile(s.LogPath)
 	if len(raw) > 4096 {
 		raw = raw[len(raw)-4096:]
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
@@ -39,6 +40,7 @@ type ProcessRun struct {
 	Pid      int
 	Keys     int   // API keys the load was spread over
 	StartRSS int64 // the gateway's resident memory once the keys were made, before any load
+	FloorPid int   // the floor proxy's process (floor.go); 0 when the run has no c=1
 	Reps     []Rep
 	Final    StoreSize // after the gateway stopped (its last limit counts saved)
 	Use      StoreUse  // what the store holds then
@@ -47,6 +49,9 @@ type ProcessRun struct {
 // Rep is one whole load: every concurrency and mode.
 type Rep struct {
 	Rows       []Row  // Mode is one of ProcessModes
+	Floor      *Row   // plain requests at c=1 through the floor proxy instead of the gateway (nil: not measured)
+	FloorRSS   int64  // the floor proxy's VmRSS after its load
+	FloorAnon  int64  // of which anonymous (RssAnon): its own memory, not its binary's pages
 	Served     uint64 // gateway requests answered, warm-up included
 	RSSAfter   int64  // VmRSS as the load ends
 	FileAfter  int64  // of which file-backed (RssFile): the binary and the store's memory map, not heap
@@ -148,6 +153,18 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 
 	up.GatewayURL = g.Base + "/v1/chat/completions"
 	direct, gw := up.Targets()
+	var floor Target
+	if slices.Contains(cfg.Concurrency, 1) {
+		fp, err := startFloor(ctx, run.Dir, direct.URL)
+		if err != nil {
+			return nil, err
+		}
+		defer fp.Stop()
+		run.FloorPid = fp.Pid()
+		floor = Target{Name: "floor", URL: fp.Base, Plain: direct.Plain,
+			ServerCPU: func() (time.Duration, error) { return procCPU(run.FloorPid) }}
+		fmt.Fprintf(log, "floor proxy (a bare Go reverse proxy, pid %d) at %s\n", run.FloorPid, fp.Base)
+	}
 	gw.Auth, gw.Keys = "", ring
 	gw.ServerCPU = func() (time.Duration, error) { return procCPU(run.Pid) }
 	failover := gw
@@ -172,6 +189,21 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 				row.Mode = mode
 				logRow(log, row)
 				rep.Rows = append(rep.Rows, row)
+			}
+			if conc == 1 && floor.URL != "" {
+				row, err := compare(client, direct, floor, false, 1, cfg.Config)
+				if err != nil {
+					return nil, fmt.Errorf("floor proxy: %w", err)
+				}
+				row.Mode = "floor"
+				fmt.Fprintf(log, "  measured %-10s c=1   direct %6.0f req/s, floor   %6.0f req/s\n", "plain", rps(row.Direct), rps(row.Gateway))
+				rep.Floor = &row
+				if rep.FloorRSS, err = procStatus(run.FloorPid, "VmRSS"); err != nil {
+					return nil, err
+				}
+				if rep.FloorAnon, err = procStatus(run.FloorPid, "RssAnon"); err != nil {
+					return nil, err
+				}
 			}
 			client.CloseIdleConnections()
 		}

@@ -13,11 +13,12 @@ func TestChecks(t *testing.T) {
 			Direct:  Run{Latency: []time.Duration{ms}, Wall: 10 * ms},
 			Gateway: Run{Latency: []time.Duration{ms + added}, Wall: gwWall, ServerCPU: cpu}}
 	}
+	floor := cell(1, 150*us, 10*ms, 50*us)
 	run := &ProcessRun{Config: ProcessConfig{Config: Config{Concurrency: []int{1, 32}}}, Reps: []Rep{
-		{Rows: []Row{cell(1, 100*us, 10*ms, 100*us), cell(32, ms, 40*ms, 200*us)},
+		{Rows: []Row{cell(1, 100*us, 10*ms, 100*us), cell(32, ms, 40*ms, 200*us)}, Floor: &floor,
 			Served: 1000, RSSAfter: 30 << 20, Before: StoreSize{File: 1 << 20}, After: StoreSize{File: 2 << 20}},
 		{Rows: []Row{cell(1, 400*us, 10*ms, 100*us), cell(32, ms, 40*ms, 100*us)},
-			Served: 1000, RSSAfter: 36 << 20, After: StoreSize{File: 3 << 20}},
+			Served: 1000, RSSAfter: 36 << 20, FileAfter: 20 << 20, After: StoreSize{File: 3 << 20}},
 	}}
 	checks := run.Checks()
 	for _, want := range []struct {
@@ -39,6 +40,15 @@ func TestChecks(t *testing.T) {
 		}
 		if c == nil || !c.Measured || c.Met != want.met {
 			t.Errorf("%s: %+v, want measured and met=%v", want.prefix, c, want.met)
+		}
+	}
+	// The floor is reported beside the target it explains, and RSS beside its anonymous part
+	// (the highest load's: 36 MiB, 20 of them file-backed).
+	for prefix, want := range map[string]string{"added p50": "100.0 µs (a bare Go proxy: 150.0 µs)", "gateway RSS": "36.0 MiB (anonymous 16.0 MiB)"} {
+		for _, c := range checks {
+			if strings.HasPrefix(c.What, prefix) && c.Got != want {
+				t.Errorf("%s: got %q, want %q", prefix, c.Got, want)
+			}
 		}
 	}
 
