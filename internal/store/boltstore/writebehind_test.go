@@ -129,7 +129,7 @@ func TestWritesAreReadAtOnceAndCommittedTogether(t *testing.T) {
 func TestTheFlusherCommitsWithinItsInterval(t *testing.T) {
 	s, path := openTemp(t)
 	writeRequest(t, s, "u1", "b1", time.Now())
-	deadline := time.Now().Add(10 * time.Second) // the interval is 200 ms; a busy machine may take longer
+	deadline := time.Now().Add(10 * time.Second) // the interval is 100 ms; a busy machine may take longer
 	for pointsUsed(t, crashCopy(t, path), "u1") != 3 {
 		if time.Now().After(deadline) {
 			t.Fatal("the pending charge was not committed by the flusher")
