@@ -113,6 +113,7 @@ func (s *Store) run(interval time.Duration) {
 			lastSweep = now
 			_ = s.sweep(now)
 		}
+		_ = s.releaseMapping() // best effort: what it fails to release stays mapped, as without it
 	}
 }
 
