@@ -50,7 +50,7 @@ const (
 // ParseSpec reads the chain fields (model, models, fallback_models, redundancy) of a request body.
 // Every violation is an *InputError naming the field.
 func ParseSpec(body []byte) (Spec, error) {
-	f := gjson.GetMany(jsonview.String(body), "model", "models", "fallback_models", "redundancy")
+	f := jsonview.Fields(jsonview.String(body), "model", "models", "fallback_models", "redundancy")
 	return SpecOf(f[0], f[1], f[2], f[3])
 }
 

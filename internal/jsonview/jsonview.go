@@ -5,7 +5,42 @@
 // an event) must be cloned with strings.Clone.
 package jsonview
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
 
 // String is b as a string, without a copy. b must not change while the string is in use.
 func String(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Fields returns the values of the members of the JSON object json named names, in one pass over
+// it (gjson.GetMany walks the document once per name): result i is the first member named
+// names[i], or the zero Result when there is none. A name with a dot reads inside the values of
+// the members its first part names ("stream_options.include_usage"), the first that has it, as
+// gjson.Get does; the part before the first dot is a plain member name, not a gjson path. At most
+// 64 names.
+func Fields(json string, names ...string) []gjson.Result {
+	if len(names) > 64 {
+		panic("jsonview.Fields: more than 64 names")
+	}
+	out := make([]gjson.Result, len(names))
+	var found uint64 // names whose member was met: the first one wins, as with gjson.Get
+	gjson.Parse(json).ForEach(func(k, v gjson.Result) bool {
+		for i, name := range names {
+			if found&(1<<i) != 0 || len(name) < len(k.Str) || name[:len(k.Str)] != k.Str {
+				continue
+			}
+			switch {
+			case len(name) == len(k.Str):
+				out[i], found = v, found|1<<i
+			case name[len(k.Str)] == '.':
+				if r := v.Get(name[len(k.Str)+1:]); r.Exists() { // else a later member may have it
+					out[i], found = r, found|1<<i
+				}
+			}
+		}
+		return true
+	})
+	return out
+}

@@ -12,14 +12,14 @@ import (
 )
 
 // numericFields are checked because the translators to other providers' formats rely on them;
-// they follow the fields read first in read's GetMany.
+// they follow the fields read first in read's one pass.
 var numericFields = [...]struct {
 	field   string
 	lo, hi  float64
 	integer bool
 }{{"temperature", 0, 2, false}, {"top_p", 0, 1, false}, {"max_tokens", 1, 1 << 30, true}, {"max_completion_tokens", 1, 1 << 30, true}}
 
-// Where read's GetMany puts the numeric fields, then the chain fields.
+// Where read's one pass puts the numeric fields, then the chain fields.
 const (
 	firstNumeric = 5
 	firstChain   = firstNumeric + len(numericFields)
@@ -46,7 +46,7 @@ func Read(body []byte) (completion.Input, error) {
 // called, and keeps what the completion needs of them; the policy is completion.Open's to
 // resolve, the chain's models its to check.
 func read(body []byte) (*request, error) {
-	f := gjson.GetMany(jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
+	f := jsonview.Fields(jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
 		"temperature", "top_p", "max_tokens", "max_completion_tokens",
 		"model", "models", "fallback_models", "redundancy")
 	if p := checkMessages(f[0]); p != nil {
