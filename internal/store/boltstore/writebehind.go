@@ -108,18 +108,26 @@ func (s *Store) run(interval time.Duration) {
 		case <-t.C:
 		case <-s.p.kick:
 		}
-		_ = s.Flush() // a failed commit keeps its writes pending: retried at the next tick
+		committed, _ := s.flush() // a failed commit keeps its writes pending: retried at the next tick
 		if now := time.Now(); now.Sub(lastSweep) >= sweepEvery {
-			lastSweep = now
+			lastSweep, committed = now, true
 			_ = s.sweep(now)
 		}
-		_ = s.releaseMapping() // best effort: what it fails to release stays mapped, as without it
+		if committed {
+			_ = s.releaseMapping() // best effort: what it fails to release stays mapped, as without it
+		}
 	}
 }
 
 // Flush commits every pending write in one transaction. The server's flusher calls it on a timer;
 // a reader that needs the file itself (a listing) calls it first.
 func (s *Store) Flush() error {
+	_, err := s.flush()
+	return err
+}
+
+// flush is Flush, and says whether it committed writes.
+func (s *Store) flush() (committed bool, err error) {
 	p := s.p
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
@@ -127,7 +135,7 @@ func (s *Store) Flush() error {
 	p.mu.Lock()
 	if p.n == 0 {
 		p.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	users := map[string]billing.User{}
 	for id, e := range p.users {
@@ -166,7 +174,7 @@ func (s *Store) Flush() error {
 		p.n += len(users) + len(receipts) + len(audit)
 	}
 	p.mu.Unlock()
-	return err
+	return err == nil, err
 }
 
 // commit writes a Flush's users, receipts and audit entries in its transaction (newest: the
