@@ -196,7 +196,7 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 					return nil, fmt.Errorf("floor proxy: %w", err)
 				}
 				row.Mode = "floor"
-				fmt.Fprintf(log, "  measured %-10s c=1   direct %6.0f req/s, floor   %6.0f req/s\n", "plain", rps(row.Direct), rps(row.Gateway))
+				fmt.Fprintf(log, "  measured %-10s c=1   direct %6.0f req/s, floor   %6.0f req/s (plain, a bare Go proxy)\n", "floor", rps(row.Direct), rps(row.Gateway))
 				rep.Floor = &row
 				if rep.FloorRSS, err = procStatus(run.FloorPid, "VmRSS"); err != nil {
 					return nil, err
