@@ -22,7 +22,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
-	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
 // slowSender hands events over after delay, like an EventBridge PutEvents that takes its time.
@@ -101,7 +101,7 @@ func TestAChatRequestWritesOneMetricsRecord(t *testing.T) {
 	fx := newFixture(t)
 	t.Setenv("SECUREAI_DEMO", "true")
 	c, _ := load(t)
-	var log testenv.SyncBuffer
+	var log childproc.SyncBuffer
 	c.Metrics = metrics.NewEMF(&log)
 
 	out, _ := invokeStream(t, openAIChat(c), fx.secret,

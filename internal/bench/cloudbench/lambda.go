@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/secureai-gateway/gateway/internal/bench/latencybench"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/bench/latencybench"
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
 // buildFunction builds functions/openai-chat as the Makefile's lambda_build does (static,
@@ -31,7 +33,7 @@ func buildFunction(ctx context.Context, root, dir string) (string, error) {
 // starts the bootstrap on the first invoke, so that invoke is a cold start.
 type lambda struct {
 	url    string
-	proc   *proc
+	proc   *childproc.Proc
 	client *http.Client
 }
 
@@ -46,12 +48,12 @@ func startLambda(rie, bootstrap string, env []string) (*lambda, error) {
 	}
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", emu, "--runtime-api-address", api, bootstrap)
 	cmd.Env = env
-	p, err := startProc(cmd)
+	p, err := childproc.Start(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", rie, err)
 	}
-	if err := p.waitHTTP("http://"+emu+"/", 30*time.Second); err != nil {
-		p.stop()
+	if err := p.WaitHTTP("http://"+emu+"/", 30*time.Second); err != nil {
+		p.Stop(stopGrace)
 		return nil, err
 	}
 	return &lambda{url: "http://" + emu + "/2015-03-31/functions/function/invocations", proc: p,
@@ -63,14 +65,14 @@ func startLambda(rie, bootstrap string, env []string) (*lambda, error) {
 func (l *lambda) invoke(event []byte) ([]byte, error) {
 	resp, err := l.client.Post(l.url, "application/json", bytes.NewReader(event))
 	if err != nil {
-		return nil, fmt.Errorf("invoke: %w\n%s", err, l.proc.out.String())
+		return nil, fmt.Errorf("invoke: %w\n%s", err, l.proc.Output())
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("invoke: status %d, %v: %s\n%s", resp.StatusCode, err, out, l.proc.out.String())
+		return nil, fmt.Errorf("invoke: status %d, %v: %s\n%s", resp.StatusCode, err, out, l.proc.Output())
 	}
 	return out, nil
 }
 
-func (l *lambda) stop() { l.proc.stop() }
+func (l *lambda) stop() { l.proc.Stop(stopGrace) }

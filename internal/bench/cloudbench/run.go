@@ -97,7 +97,7 @@ func Measure(ctx context.Context, cfg Config, log io.Writer) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer moto.stop()
+	defer moto.Stop(stopGrace)
 	if b.err != nil {
 		return nil, b.err
 	}

@@ -22,22 +22,26 @@ import (
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
+// stopGrace is how long a tool this benchmark started has to end after SIGTERM.
+const stopGrace = 3 * time.Second
+
 // startMoto starts root's moto_server on a loopback port.
-func startMoto(root string) (*proc, string, error) {
+func startMoto(root string) (*childproc.Proc, string, error) {
 	addr, err := latencybench.FreeAddr()
 	if err != nil {
 		return nil, "", err
 	}
 	host, port, _ := strings.Cut(addr, ":")
-	p, err := startProc(exec.Command(filepath.Join(root, ".venv/bin/moto_server"), "-H", host, "-p", port))
+	p, err := childproc.Start(exec.Command(filepath.Join(root, ".venv/bin/moto_server"), "-H", host, "-p", port))
 	if err != nil {
 		return nil, "", fmt.Errorf("starting moto_server (make test-tools installs it): %w", err)
 	}
 	url := "http://" + addr
-	if err := p.waitHTTP(url+"/moto-api/", 60*time.Second); err != nil {
-		p.stop()
+	if err := p.WaitHTTP(url+"/moto-api/", 60*time.Second); err != nil {
+		p.Stop(stopGrace)
 		return nil, "", err
 	}
 	return p, url, nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
 // The local server, cmd/gateway, as its own process started the way make run starts it: the
@@ -35,13 +36,12 @@ func buildGateway(ctx context.Context, dir string) (string, error) {
 // serverProc is a process the benchmark started that serves HTTP on 127.0.0.1:$PORT: the
 // gateway, or the floor proxy (floor.go).
 type serverProc struct {
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed once the process has exited
-	Base    string        // http://127.0.0.1:port
-	LogPath string        // its stdout and stderr: the startup lines and the access log
+	proc    *childproc.Proc
+	Base    string // http://127.0.0.1:port
+	LogPath string // its stdout and stderr: the startup lines and the access log
 }
 
-// startServer runs bin on a free loopback port (PORT) and returns once it listens. env is added
+// startServer runs bin on a free loopback port (PORT) and returns once it answers. env is added
 // to this process's environment (and wins over it). Output goes to logPath, a file: the access
 // log of a long run is large.
 func startServer(ctx context.Context, bin, logPath string, env []string) (*serverProc, error) {
@@ -54,15 +54,16 @@ func startServer(ctx context.Context, bin, logPath string, env []string) (*serve
 		return nil, err
 	}
 	defer logs.Close() // the child has its own descriptor
-	s := &serverProc{cmd: exec.CommandContext(ctx, bin), exited: make(chan struct{}), Base: "http://" + addr, LogPath: logPath}
+	cmd := exec.CommandContext(ctx, bin)
 	_, port, _ := net.SplitHostPort(addr)
-	s.cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
-	s.cmd.Stdout, s.cmd.Stderr = logs, logs
-	if err := s.cmd.Start(); err != nil {
+	cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	p, err := childproc.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
-	go func() { _ = s.cmd.Wait(); close(s.exited) }()
-	if err := s.waitListening(addr, 60*time.Second); err != nil {
+	s := &serverProc{proc: p, Base: "http://" + addr, LogPath: logPath}
+	if err := p.WaitHTTP(s.Base+"/", 60*time.Second); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("%w\n%s", err, s.logTail())
 	}
@@ -87,34 +88,11 @@ func startGateway(ctx context.Context, bin, dataDir, logPath string, env []strin
 }
 
 // Pid is the process's id.
-func (s *serverProc) Pid() int { return s.cmd.Process.Pid }
+func (s *serverProc) Pid() int { return s.proc.Pid() }
 
-// Stop interrupts the process as Ctrl-C does, so the gateway stops as a user's does (the last
-// limit counts saved, the store closed), and kills it if it has not exited within 15 s.
-func (s *serverProc) Stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-s.exited:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-func (s *serverProc) waitListening(addr string, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			return c.Close()
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("%s exited before listening (%v)", filepath.Base(s.cmd.Path), s.cmd.ProcessState)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("%s did not listen on %s within %s", filepath.Base(s.cmd.Path), addr, bound)
-}
+// Stop ends the process with SIGTERM, which the gateway handles as it does Ctrl-C (the last limit
+// counts saved, the store closed), and kills it if it has not ended within 15 s.
+func (s *serverProc) Stop() { s.proc.Stop(15 * time.Second) }
 
 // logTail is the end of the process's output, for an error.
 func (s *serverProc) logTail() string {

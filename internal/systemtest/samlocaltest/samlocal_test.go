@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
@@ -42,7 +43,7 @@ func TestStartAPIServesTheRoutes(t *testing.T) {
 		// A daemon of its own: neither the machine's Docker nor a parallel run is touched.
 		cmd.Env = append(cmd.Env, "SAM_LOCAL_PRIVATE_DOCKER=1")
 	}
-	out := &testenv.SyncBuffer{}
+	out := &childproc.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// TERM lets the script's trap stop SAM, moto and the private Docker daemon.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

@@ -8,24 +8,29 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
+
+// stopGrace is how long a tool has to end after SIGTERM before it is killed.
+const stopGrace = 5 * time.Second
 
 // shared holds the tools started once per test binary and stopped by Main.
 var shared struct {
 	mu       sync.Mutex
 	inMain   bool
 	motoOnce sync.Once
-	moto     *process
+	moto     *childproc.Proc
 	motoURL  string
 	motoErr  error
 
 	serialOnce sync.Once
-	serial     *process
+	serial     *childproc.Proc
 	serialURL  string
 	serialErr  error
 
 	iamOnce sync.Once
-	iam     *process
+	iam     *childproc.Proc
 	iamMoto *IAMMoto
 	iamErr  error
 }
@@ -52,15 +57,15 @@ func stopShared() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.moto != nil {
-		shared.moto.stop()
+		shared.moto.Stop(stopGrace)
 		shared.moto = nil
 	}
 	if shared.serial != nil {
-		shared.serial.stop()
+		shared.serial.Stop(stopGrace)
 		shared.serial = nil
 	}
 	if shared.iam != nil {
-		shared.iam.stop()
+		shared.iam.Stop(stopGrace)
 		shared.iam = nil
 	}
 }
@@ -73,7 +78,7 @@ func Moto(t testing.TB) string {
 	t.Helper()
 	requireMain(t, "Moto")
 	shared.motoOnce.Do(func() {
-		var p *process
+		var p *childproc.Proc
 		shared.motoURL, p, shared.motoErr = startMoto(".venv/bin/moto_server", func(bin, host, port string) *exec.Cmd {
 			return exec.Command(bin, "-H", host, "-p", port)
 		})
@@ -98,7 +103,7 @@ func requireMain(t testing.TB, fn string) {
 }
 
 // startMoto starts the tool at rel (relative to the repo root) with command, on a free port.
-func startMoto(rel string, command func(bin, host, port string) *exec.Cmd) (string, *process, error) {
+func startMoto(rel string, command func(bin, host, port string) *exec.Cmd) (string, *childproc.Proc, error) {
 	bin, err := tool(rel)
 	if err != nil {
 		return "", nil, err
@@ -112,15 +117,15 @@ func startMoto(rel string, command func(bin, host, port string) *exec.Cmd) (stri
 			return "", nil, err
 		}
 		host, port, _ := strings.Cut(addr, ":")
-		p, err := startProcess(command(bin, host, port))
+		p, err := childproc.Start(command(bin, host, port))
 		if err != nil {
 			return "", nil, err
 		}
 		url := "http://" + addr
-		if lastErr = p.waitHTTP(url+"/moto-api/", 60*time.Second); lastErr == nil {
+		if lastErr = p.WaitHTTP(url+"/moto-api/", 60*time.Second); lastErr == nil {
 			return url, p, nil
 		}
-		p.stop()
+		p.Stop(stopGrace)
 	}
 	return "", nil, fmt.Errorf("starting %s: %w", rel, lastErr)
 }

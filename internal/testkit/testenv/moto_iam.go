@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
 // motoNoAuthCalls is how many calls moto serves before it enforces IAM: the three that make the
@@ -39,7 +40,7 @@ func MotoIAM(t testing.TB) *IAMMoto {
 	t.Helper()
 	requireMain(t, "MotoIAM")
 	shared.iamOnce.Do(func() {
-		var p *process
+		var p *childproc.Proc
 		var endpoint string
 		endpoint, p, shared.iamErr = startMoto(".venv/bin/moto_server", func(bin, host, port string) *exec.Cmd {
 			cmd := exec.Command(bin, "-H", host, "-p", port)

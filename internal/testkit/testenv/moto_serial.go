@@ -3,6 +3,8 @@ package testenv
 import (
 	"os/exec"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
 // serialMoto serves moto's whole backend (DomainDispatcherApplication, as moto_server does) on a
@@ -23,7 +25,7 @@ func MotoSerial(t testing.TB) string {
 	t.Helper()
 	requireMain(t, "MotoSerial")
 	shared.serialOnce.Do(func() {
-		var p *process
+		var p *childproc.Proc
 		shared.serialURL, p, shared.serialErr = startMoto(".venv/bin/python", func(bin, host, port string) *exec.Cmd {
 			return exec.Command(bin, "-c", serialMoto, host, port)
 		})

@@ -9,12 +9,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
 // Lambda is a function binary running under the Runtime Interface Emulator.
 type Lambda struct {
 	url  string
-	proc *process
+	proc *childproc.Proc
 	// The emulator crashes on two concurrent invokes; mu serializes them.
 	mu sync.Mutex
 }
@@ -34,15 +36,15 @@ func StartLambda(t testing.TB, bootstrap string, env ...string) *Lambda {
 	}
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", emu, "--runtime-api-address", api, bootstrap)
 	cmd.Env = append(os.Environ(), env...)
-	p, err := startProcess(cmd)
+	p, err := childproc.Start(cmd)
 	if err != nil {
 		t.Fatalf("testenv: starting %s: %v", rie, err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(func() { p.Stop(stopGrace) })
 	l := &Lambda{url: "http://" + emu + "/2015-03-31/functions/function/invocations", proc: p}
 	// Any answer on the emulator's port means it is listening; it starts the
 	// bootstrap on the first invoke.
-	if err := p.waitHTTP("http://"+emu+"/", 30*time.Second); err != nil {
+	if err := p.WaitHTTP("http://"+emu+"/", 30*time.Second); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return l
@@ -56,15 +58,15 @@ func (l *Lambda) Invoke(t testing.TB, payload []byte) []byte {
 	client := &http.Client{Timeout: 60 * time.Second}
 	resp, err := client.Post(l.url, "application/json", bytes.NewReader(payload))
 	if err != nil {
-		t.Fatalf("testenv: invoke: %v\n%s", err, l.proc.out)
+		t.Fatalf("testenv: invoke: %v\n%s", err, l.proc.Output())
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("testenv: invoke: status %d, %v: %s\n%s", resp.StatusCode, err, body, l.proc.out)
+		t.Fatalf("testenv: invoke: status %d, %v: %s\n%s", resp.StatusCode, err, body, l.proc.Output())
 	}
 	return body
 }
 
 // Output returns what the emulator and the function logged so far.
-func (l *Lambda) Output() string { return l.proc.out.String() }
+func (l *Lambda) Output() string { return l.proc.Output() }

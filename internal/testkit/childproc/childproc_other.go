@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cloudbench
+package childproc
 
 import "os/exec"
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package testenv
+package childproc
 
 import (
 	"os/exec"

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package testenv
-
-import "os/exec"
-
-func setProcessGroup(*exec.Cmd) {}
-
-func signalGroup(cmd *exec.Cmd, _ bool) { _ = cmd.Process.Kill() }
