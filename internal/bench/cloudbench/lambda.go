@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/secureai-gateway/gateway/internal/bench/latencybench"
 	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
 )
 
@@ -38,11 +37,11 @@ type lambda struct {
 }
 
 func startLambda(rie, bootstrap string, env []string) (*lambda, error) {
-	api, err := latencybench.FreeAddr()
+	api, err := childproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	emu, err := latencybench.FreeAddr()
+	emu, err := childproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}

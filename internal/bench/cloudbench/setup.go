@@ -30,7 +30,7 @@ const stopGrace = 3 * time.Second
 
 // startMoto starts root's moto_server on a loopback port.
 func startMoto(root string) (*childproc.Proc, string, error) {
-	addr, err := latencybench.FreeAddr()
+	addr, err := childproc.FreeAddr()
 	if err != nil {
 		return nil, "", err
 	}

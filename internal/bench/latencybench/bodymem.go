@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
 )
 
 // TargetBodyPeakRSS is issue 12 item 3's bound on the server's peak memory at 100 x 7 MB.
@@ -46,7 +48,7 @@ func BodyMemory(ctx context.Context, cfg BodyMemConfig) (BodyMemRun, error) {
 		return run, err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildGateway(ctx, dir)
+	bin, err := gatewayproc.Build(ctx, dir)
 	if err != nil {
 		return run, err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
 )
 
 // The floor is what any Go proxy costs on this machine at the moment of the run: a bare net/http
@@ -57,10 +59,10 @@ func ServeFloor(port, upstream string) error {
 }
 
 // startFloor runs this binary again as the floor proxy in front of upstream (its output in dir).
-func startFloor(ctx context.Context, dir, upstream string) (*serverProc, error) {
+func startFloor(ctx context.Context, dir, upstream string) (*gatewayproc.Server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this binary to run the floor proxy: %w", err)
 	}
-	return startServer(ctx, self, filepath.Join(dir, "floor.log"), []string{FloorEnv + "=" + upstream})
+	return gatewayproc.StartServer(ctx, self, filepath.Join(dir, "floor.log"), []string{FloorEnv + "=" + upstream})
 }

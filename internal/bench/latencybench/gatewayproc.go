@@ -6,111 +6,31 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/testkit/childproc"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
 )
 
-// The local server, cmd/gateway, as its own process started the way make run starts it: the
-// large-body memory run (bodymem.go) and the process benchmark (process.go) both measure it so,
-// because only a separate process shows what users run (the embedded store on disk, every
-// feature, its own memory and CPU).
+// The local server, cmd/gateway, as its own process started the way make run starts it
+// (internal/testkit/gatewayproc): the large-body memory run (bodymem.go) and the process
+// benchmark (process.go) both measure it so, because only a separate process shows what users run
+// (the embedded store on disk, every feature, its own memory and CPU).
 
-// buildGateway compiles cmd/gateway into dir and returns the binary's path. Building first,
-// rather than go run, makes the process measured the gateway itself, not the go tool.
-func buildGateway(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "gateway")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/secureai-gateway/gateway/cmd/gateway").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building cmd/gateway: %v\n%s", err, out)
-	}
-	return bin, nil
-}
-
-// serverProc is a process the benchmark started that serves HTTP on 127.0.0.1:$PORT: the
-// gateway, or the floor proxy (floor.go).
-type serverProc struct {
-	proc    *childproc.Proc
-	Base    string // http://127.0.0.1:port
-	LogPath string // its stdout and stderr: the startup lines and the access log
-}
-
-// startServer runs bin on a free loopback port (PORT) and returns once it answers. env is added
-// to this process's environment (and wins over it). Output goes to logPath, a file: the access
-// log of a long run is large.
-func startServer(ctx context.Context, bin, logPath string, env []string) (*serverProc, error) {
-	addr, err := FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	logs, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logs.Close() // the child has its own descriptor
-	cmd := exec.CommandContext(ctx, bin)
-	_, port, _ := net.SplitHostPort(addr)
-	cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	p, err := childproc.Start(cmd)
-	if err != nil {
-		return nil, err
-	}
-	s := &serverProc{proc: p, Base: "http://" + addr, LogPath: logPath}
-	if err := p.WaitHTTP(s.Base+"/", 60*time.Second); err != nil {
-		s.Stop()
-		return nil, fmt.Errorf("%w\n%s", err, s.logTail())
-	}
-	return s, nil
-}
-
-// gatewayProc is a running cmd/gateway.
+// gatewayProc is a running cmd/gateway the benchmark talks to through its admin API.
 type gatewayProc struct {
-	*serverProc
-	Admin string // the bootstrap admin key's secret
+	*gatewayproc.Gateway
 }
 
-// startGateway runs the gateway binary bin with its store in dataDir and a fresh bootstrap admin
-// key (startServer says the rest).
+// startGateway runs the gateway binary bin with its store in dataDir, a fresh bootstrap admin key
+// and env added.
 func startGateway(ctx context.Context, bin, dataDir, logPath string, env []string) (*gatewayProc, error) {
-	admin := apikey.NewSecret()
-	s, err := startServer(ctx, bin, logPath, append([]string{"SECUREAI_DATA_DIR=" + dataDir, "SECUREAI_BOOTSTRAP_KEY=" + admin}, env...))
+	g, err := gatewayproc.Start(ctx, bin, dataDir, "", logPath, env...)
 	if err != nil {
 		return nil, err
 	}
-	return &gatewayProc{serverProc: s, Admin: admin}, nil
-}
-
-// Pid is the process's id.
-func (s *serverProc) Pid() int { return s.proc.Pid() }
-
-// Stop ends the process with SIGTERM, which the gateway handles as it does Ctrl-C (the last limit
-// counts saved, the store closed), and kills it if it has not ended within 15 s.
-func (s *serverProc) Stop() { s.proc.Stop(15 * time.Second) }
-
-// logTail is the end of the process's output, for an error.
-func (s *serverProc) logTail() string {
-	raw, _ := os.ReadFile(s.LogPath)
-	if len(raw) > 4096 {
-		raw = raw[len(raw)-4096:]
-	}
-	return string(raw)
-}
-
-// FreeAddr is a loopback address with a port free now, for a server the benchmark starts.
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return &gatewayProc{g}, nil
 }
 
 // keySpec is the body of POST /admin/api-keys (keyadmin.KeyInput) as far as the benchmark sets it.

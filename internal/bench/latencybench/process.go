@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
 )
 
 // The process benchmark measures what users run: cmd/gateway as its own process, started as
@@ -122,7 +123,7 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 		return nil, err
 	}
 	fmt.Fprintln(log, "building cmd/gateway…")
-	bin, err := buildGateway(ctx, run.Dir)
+	bin, err := gatewayproc.Build(ctx, run.Dir)
 	if err != nil {
 		return nil, err
 	}

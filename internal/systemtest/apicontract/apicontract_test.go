@@ -1,22 +1,17 @@
 package apicontract
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
 	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
@@ -80,45 +75,17 @@ func TestGatewayHoldsToItsDocumentUnderFuzzing(t *testing.T) {
 // the demo provider and a known admin key; it returns the base URL and that key.
 func startGateway(t *testing.T, ctx context.Context, bin string) (base, admin string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	g, err := gatewayproc.Start(ctx, bin, t.TempDir(), "", filepath.Join(t.TempDir(), "gateway.log"), "SECUREAI_DEMO=true", "SECUREAI_CONFIG=")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	admin = "sk-" + hex.EncodeToString(b)
-	var logs bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), "SECUREAI_DATA_DIR="+t.TempDir(),
-		"SECUREAI_BOOTSTRAP_KEY="+admin, "SECUREAI_DEMO=true", "SECUREAI_CONFIG=")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		g.Stop()
 		if t.Failed() {
-			t.Logf("gateway log:\n%s", tail(logs.Bytes()))
+			t.Logf("gateway log:\n%s", g.LogTail(60000))
 		}
 	})
-	base = fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		res, err := http.Get(base + "/openapi.json")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return base, admin
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway did not serve /openapi.json within a minute (%v):\n%s", err, logs.String())
-		}
-	}
+	return g.Base, g.Admin
 }
 
 // createKey makes a normal key through the admin API and returns its secret.

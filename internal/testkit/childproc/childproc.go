@@ -8,6 +8,7 @@ package childproc
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"net/http"
 	"os/exec"
 	"sync"
@@ -79,9 +80,26 @@ func (p *Proc) Stop(grace time.Duration) {
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
-		signalGroup(p.Cmd, true)
-		<-p.exited
+		p.Kill()
 	}
+}
+
+// Kill ends the process group with SIGKILL, as a crash would, and returns once the process has
+// ended.
+func (p *Proc) Kill() {
+	signalGroup(p.Cmd, true)
+	<-p.exited
+}
+
+// FreeAddr is a 127.0.0.1 address with a port that was free a moment ago, for a process that
+// must be told where to listen.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // SyncBuffer collects output written by several goroutines (a process's copiers, a logger) for a

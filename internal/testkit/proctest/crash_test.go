@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,7 @@ import (
 
 // call sends one request with the admin key and returns the status and body.
 func (s *server) call(secret, method, path, body string) (int, []byte, error) {
-	req, err := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, s.Base+path, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -96,9 +95,7 @@ func TestKillUnderLoadNeverDoubleBills(t *testing.T) {
 		})
 	}
 	time.Sleep(1500 * time.Millisecond) // several commit intervals of load
-	if err := first.cmd.Process.Signal(os.Kill); err != nil {
-		t.Fatal(err)
-	}
+	first.Kill()                        // SIGKILL, as a crash
 	close(stop)
 	wg.Wait()
 	if len(bundles) == 0 {
@@ -187,9 +184,7 @@ func TestAKilledRequestsReservationIsRefunded(t *testing.T) {
 	}
 	held := used(first)
 	time.Sleep(500 * time.Millisecond) // past the store's commit interval: the hold is on disk
-	if err := first.cmd.Process.Signal(os.Kill); err != nil {
-		t.Fatal(err)
-	}
+	first.Kill()                       // SIGKILL, as a crash
 	// Past the request's deadline (3 s) and the margin (1 s): the restarted server's first sweep
 	// refunds it.
 	time.Sleep(time.Until(began.Add(4500 * time.Millisecond)))

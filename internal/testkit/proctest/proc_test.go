@@ -2,100 +2,57 @@ package proctest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // clientBound bounds every exchange with the server: nothing may hang.
 const clientBound = 30 * time.Second
 
-// build compiles cmd/gateway into a temporary directory.
+// build compiles cmd/gateway.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gateway")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/secureai-gateway/gateway/cmd/gateway").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building cmd/gateway: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.GoBuild(t, "github.com/secureai-gateway/gateway/cmd/gateway")
 }
 
 // server is one running gateway process.
 type server struct {
-	cmd  *exec.Cmd
-	addr string // 127.0.0.1:port
-	log  string // the path of its combined output
+	*gatewayproc.Gateway
 }
 
 // start runs bin on a free loopback port with the embedded store in dataDir, the demo provider,
-// secret as its admin key and env added, and waits until it accepts connections.
+// secret as its admin key and env added, and waits until it answers. The test's end kills it.
 func start(t *testing.T, bin, dataDir, secret string, env ...string) *server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	g, err := gatewayproc.Start(context.Background(), bin, dataDir, secret, filepath.Join(t.TempDir(), "gateway.log"),
+		append([]string{"SECUREAI_DEMO=true"}, env...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-
-	logPath := filepath.Join(t.TempDir(), "gateway.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PORT="+fmt.Sprint(port), "SECUREAI_DATA_DIR="+dataDir,
-		"SECUREAI_BOOTSTRAP_KEY="+secret, "SECUREAI_DEMO=true")
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), log: logPath}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		g.Kill()
 		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("gateway output:\n%s", out)
+			t.Logf("gateway output:\n%s", g.LogTail(1<<20))
 		}
 	})
-	deadline := time.Now().Add(clientBound)
-	for {
-		c, err := net.DialTimeout("tcp", s.addr, time.Second)
-		if err == nil {
-			c.Close()
-			return s
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("the gateway exited before listening: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway did not listen on %s within %s", s.addr, clientBound)
-		}
-	}
+	return &server{g}
 }
 
 // post sends an idempotent classic request and returns the answer with its body read.
 func (s *server) post(secret, idemKey, body string) (*http.Response, string, error) {
-	req, err := http.NewRequest(http.MethodPost, "http://"+s.addr+"/chat/completions", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, s.Base+"/chat/completions", strings.NewReader(body))
 	if err != nil {
 		return nil, "", err
 	}
@@ -132,9 +89,7 @@ func TestKilledRequestDoesNotLockItsIdempotencyKey(t *testing.T) {
 		answered <- err
 	}()
 	time.Sleep(time.Second) // the request holds its key and hangs on demo/hang for 4 s
-	if err := first.cmd.Process.Signal(os.Kill); err != nil {
-		t.Fatal(err)
-	}
+	first.Kill()            // SIGKILL, as a crash
 	if err := <-answered; err == nil || strings.HasPrefix(err.Error(), "answered") {
 		t.Fatalf("the first request was not cut by the kill (%v); the test proves nothing", err)
 	}
@@ -174,7 +129,7 @@ func TestStalledBodyIsAnswered408(t *testing.T) {
 		{"part of the body", `{"prompt":"Hel`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", s.addr)
+			c, err := net.Dial("tcp", s.Addr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -112,7 +112,7 @@ func startMoto(rel string, command func(bin, host, port string) *exec.Cmd) (stri
 	// between, so a failed start is retried on a fresh port.
 	var lastErr error
 	for range 3 {
-		addr, err := freeAddr()
+		addr, err := childproc.FreeAddr()
 		if err != nil {
 			return "", nil, err
 		}

@@ -28,7 +28,7 @@ func StartLambda(t testing.TB, bootstrap string, env ...string) *Lambda {
 	rie := RIE(t)
 	var api, emu string
 	for _, a := range []*string{&api, &emu} {
-		addr, err := freeAddr()
+		addr, err := childproc.FreeAddr()
 		if err != nil {
 			t.Fatalf("testenv: %v", err)
 		}
