@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/inlinetransport"
 )
 
 // ReasonForStatus maps an upstream HTTP status to a failover reason; "" means final.
@@ -60,13 +61,14 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 
 // NewHTTPClient returns the client an adapter keeps for its whole life: one pooled transport,
 // keep-alive connections reused across requests, no overall timeout (the chain engine owns
-// deadlines through the request context).
+// deadlines through the request context). Calls go over HTTP/1.1 in the caller's goroutine
+// (inlinetransport, for the latency it saves); a call through a proxy goes through net/http's
+// transport, with HTTP/2 where the proxy's far side offers it.
 func NewHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 512
-	t.MaxIdleConnsPerHost = 256
-	t.IdleConnTimeout = 90 * time.Second
-	t.ResponseHeaderTimeout = 0
-	t.ForceAttemptHTTP2 = true
-	return &http.Client{Transport: t}
+	proxied := http.DefaultTransport.(*http.Transport).Clone()
+	proxied.MaxIdleConns = 512
+	proxied.MaxIdleConnsPerHost = 256
+	proxied.IdleConnTimeout = 90 * time.Second
+	proxied.ForceAttemptHTTP2 = true
+	return &http.Client{Transport: inlinetransport.New(proxied)}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/inlinetransport"
 )
 
 // A TLS handshake that never completes is a TLS failure (connection_error), not the attempt
@@ -29,7 +30,7 @@ func TestTLSHandshakeTimeoutIsAConnectionError(t *testing.T) {
 			defer c.Close()
 		}
 	}()
-	tr := NewHTTPClient().Transport.(*http.Transport)
+	tr := NewHTTPClient().Transport.(*inlinetransport.Transport)
 	tr.TLSHandshakeTimeout = 50 * time.Millisecond
 	c := &HTTPCaller{Client: &http.Client{Transport: tr},
 		InvalidURL:  func(err error) *Error { return &Error{Message: "invalid", Err: err} },
