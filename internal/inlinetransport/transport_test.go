@@ -26,6 +26,13 @@ import (
 // countingServer is an httptest server that counts the connections opened to it.
 func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
+	srv, conns := unstartedCountingServer(t, h)
+	srv.Start()
+	return srv, conns
+}
+
+func unstartedCountingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -33,7 +40,6 @@ func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic
 			conns.Add(1)
 		}
 	}
-	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, &conns
 }
@@ -564,18 +570,11 @@ func TestATracedRequestSeesTheConnectionEvents(t *testing.T) {
 }
 
 func TestHTTPS(t *testing.T) {
-	var conns atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, conns := unstartedCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.Proto)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
+	})
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
 	srv.StartTLS()
-	t.Cleanup(srv.Close)
 	tr := newTransport()
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
