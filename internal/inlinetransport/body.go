@@ -37,12 +37,7 @@ func (b *body) Close() error {
 }
 
 func (b *body) release(atEnd bool) {
-	if !b.done.CompareAndSwap(false, true) {
-		return
+	if b.done.CompareAndSwap(false, true) {
+		b.c.end(b.stop, atEnd && b.keep)
 	}
-	if b.stop() && atEnd && b.keep {
-		b.c.t.put(b.c)
-		return
-	}
-	b.c.nc.Close()
 }

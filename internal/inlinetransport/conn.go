@@ -66,8 +66,7 @@ func (c *conn) exchange(ctx context.Context, req *http.Request, trace *httptrace
 	// Cancelling the request fails the read or write in progress; the connection is not kept.
 	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
 	fail := func(err error) (*http.Response, error) {
-		stop()
-		c.nc.Close()
+		c.end(stop, false)
 		return nil, ctxErr(ctx, err)
 	}
 	c.written, c.werr = 0, nil
@@ -96,15 +95,21 @@ func (c *conn) exchange(ctx context.Context, req *http.Request, trace *httptrace
 	}
 	keep = keep && !resp.Close && !wantsClose(req) && resp.StatusCode != http.StatusSwitchingProtocols
 	if resp.Body == http.NoBody { // HEAD, 204, 304, Content-Length: 0: the exchange is over
-		if stop() && keep {
-			c.t.put(c)
-		} else {
-			c.nc.Close()
-		}
+		c.end(stop, keep)
 		return resp, nil
 	}
 	resp.Body = &body{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: keep}
 	return resp, nil
+}
+
+// end ends an exchange: the connection goes back to the pool when reuse allows it and the
+// request's cancellation (which stop unregisters) has not fired, and is closed otherwise.
+func (c *conn) end(stop func() bool, reuse bool) {
+	if stop() && reuse {
+		c.t.put(c)
+		return
+	}
+	c.nc.Close()
 }
 
 // wantsClose is net/http's Request.wantsClose: the request asked for its connection to close.
@@ -148,12 +153,12 @@ var aLongTimeAgo = time.Unix(1, 0)
 type poolKey struct{ scheme, addr string }
 
 func keyOf(u *url.URL) poolKey {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
+	if u.Port() != "" {
+		return poolKey{u.Scheme, u.Host} // already host:port, bracketed if IPv6
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
 	}
 	return poolKey{u.Scheme, net.JoinHostPort(u.Hostname(), port)}
 }
@@ -278,8 +283,7 @@ func (t *Transport) prune() {
 
 // dial opens a connection to key: TCP, then TLS for https, each within its own time limit.
 func (t *Transport) dial(ctx context.Context, key poolKey, trace *httptrace.ClientTrace) (*conn, error) {
-	d := t.dialer
-	d.Timeout = t.DialTimeout
+	d := net.Dialer{Timeout: t.DialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", key.addr)
 	if err != nil {
 		return nil, ctxErr(ctx, err)

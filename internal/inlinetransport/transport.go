@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -42,7 +41,6 @@ type Transport struct {
 	IdleConnTimeout     time.Duration
 	MaxIdleConnsPerHost int
 
-	dialer net.Dialer
 	mu     sync.Mutex
 	idle   map[poolKey][]*conn
 	pruner *time.Timer
@@ -105,9 +103,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		if retried || !c.reused || !retryable(req, err) {
 			return nil, err
 		}
@@ -152,10 +147,10 @@ func (e noResponse) Unwrap() error { return e.error }
 func retryable(req *http.Request, err error) bool {
 	var nw nothingWritten
 	if errors.As(err, &nw) {
-		return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		return rewindable(req)
 	}
 	var nr noResponse
-	if !errors.As(err, &nr) || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
+	if !errors.As(err, &nr) || !rewindable(req) {
 		return false
 	}
 	switch req.Method {
@@ -165,9 +160,14 @@ func retryable(req *http.Request, err error) bool {
 	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
 }
 
+func bodiless(req *http.Request) bool { return req.Body == nil || req.Body == http.NoBody }
+
+// rewindable says whether req can be written again: it has no body, or a way to get it afresh.
+func rewindable(req *http.Request) bool { return bodiless(req) || req.GetBody != nil }
+
 // rewound is req with a fresh copy of its body.
 func rewound(req *http.Request) (*http.Request, error) {
-	if req.Body == nil || req.Body == http.NoBody {
+	if bodiless(req) {
 		return req, nil
 	}
 	body, err := req.GetBody()
