@@ -41,7 +41,6 @@ type ProcessRun struct {
 	Pid      int
 	Keys     int   // API keys the load was spread over
 	StartRSS int64 // the gateway's resident memory once the keys were made, before any load
-	FloorPid int   // the floor proxy's process (floor.go); 0 when the run has no c=1
 	Reps     []Rep
 	Final    StoreSize // after the gateway stopped (its last limit counts saved)
 	Use      StoreUse  // what the store holds then
@@ -50,7 +49,6 @@ type ProcessRun struct {
 // Rep is one whole load: every concurrency and mode.
 type Rep struct {
 	Rows       []Row  // Mode is one of ProcessModes
-	Floor      *Row   // plain requests at c=1 through the floor proxy instead of the gateway (nil: not measured)
 	FloorRSS   int64  // the floor proxy's VmRSS after its load
 	FloorAnon  int64  // of which anonymous (RssAnon): its own memory, not its binary's pages
 	Served     uint64 // gateway requests answered, warm-up included
@@ -155,16 +153,17 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 	up.GatewayURL = g.Base + "/v1/chat/completions"
 	direct, gw := up.Targets()
 	var floor Target
+	var floorPid int
 	if slices.Contains(cfg.Concurrency, 1) {
 		fp, err := startFloor(ctx, run.Dir, direct.URL)
 		if err != nil {
 			return nil, err
 		}
 		defer fp.Stop()
-		run.FloorPid = fp.Pid()
+		floorPid = fp.Pid()
 		floor = Target{Name: "floor", URL: fp.Base, Plain: direct.Plain,
-			ServerCPU: func() (time.Duration, error) { return procCPU(run.FloorPid) }}
-		fmt.Fprintf(log, "floor proxy (a bare Go reverse proxy, pid %d) at %s\n", run.FloorPid, fp.Base)
+			ServerCPU: func() (time.Duration, error) { return procCPU(floorPid) }}
+		fmt.Fprintf(log, "floor proxy (a bare Go reverse proxy, pid %d) at %s\n", floorPid, fp.Base)
 	}
 	gw.Auth, gw.Keys = "", ring
 	gw.ServerCPU = func() (time.Duration, error) { return procCPU(run.Pid) }
@@ -198,11 +197,11 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 				}
 				row.Mode = "floor"
 				fmt.Fprintf(log, "  measured %-10s c=1   direct %6.0f req/s, floor   %6.0f req/s (plain, a bare Go proxy)\n", "floor", rps(row.Direct), rps(row.Gateway))
-				rep.Floor = &row
-				if rep.FloorRSS, err = procStatus(run.FloorPid, "VmRSS"); err != nil {
+				rep.Rows = append(rep.Rows, row)
+				if rep.FloorRSS, err = procStatus(floorPid, "VmRSS"); err != nil {
 					return nil, err
 				}
-				if rep.FloorAnon, err = procStatus(run.FloorPid, "RssAnon"); err != nil {
+				if rep.FloorAnon, err = procStatus(floorPid, "RssAnon"); err != nil {
 					return nil, err
 				}
 			}

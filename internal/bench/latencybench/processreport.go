@@ -41,19 +41,6 @@ func (r *ProcessRun) merged(mode string, conc int) (Row, bool) {
 	return m, found
 }
 
-// floor is the floor proxy's cell of every repetition together (Gateway holds the proxy's run).
-func (r *ProcessRun) floor() (Row, bool) {
-	m, found := Row{Mode: "floor", Conc: 1}, false
-	for _, rep := range r.Reps {
-		if rep.Floor != nil {
-			m.Direct.Merge(rep.Floor.Direct)
-			m.Gateway.Merge(rep.Floor.Gateway)
-			found = true
-		}
-	}
-	return m, found
-}
-
 // added is what a cell's second target adds to the direct call at percentile p.
 func added(row Row, p float64) time.Duration {
 	return Percentile(row.Gateway.Latency, p) - Percentile(row.Direct.Latency, p)
@@ -73,7 +60,7 @@ func (r *ProcessRun) Checks() []Check {
 	if row, ok := r.merged("plain", 1); ok {
 		a := added(row, 50)
 		got := us(a) + " µs"
-		if f, ok := r.floor(); ok {
+		if f, ok := r.merged("floor", 1); ok {
 			got += " (a bare Go proxy: " + us(added(f, 50)) + " µs)"
 		}
 		out = append(out, Check{What: "added p50, plain, sequential", Got: got, Target: "≤ " + us(TargetProcAddedP50) + " µs",
@@ -159,10 +146,9 @@ func ReportProcess(w io.Writer, r *ProcessRun) (met bool) {
 				rps(row.Direct), rps(row.Gateway), 100*rps(row.Gateway)/rps(row.Direct),
 				us(perRequest(row.Gateway.ServerCPU, len(g))))
 		}
-		if f := rep.Floor; f != nil {
-			fmt.Fprintf(w, "\nThe floor, plain at c=1 through a bare Go reverse proxy (its own process, the same upstream): added p50 %s µs, p99 %s µs; %.0f req/s (%.1f %% of direct); %s µs CPU per request; RSS %s, of which anonymous %s (the rest: the pages of the benchmark's own binary, which serves as the proxy).\n",
-				us(added(*f, 50)), us(added(*f, 99)), rps(f.Gateway), 100*rps(f.Gateway)/rps(f.Direct),
-				us(perRequest(f.Gateway.ServerCPU, len(f.Gateway.Latency))), mib(rep.FloorRSS), mib(rep.FloorAnon))
+		if rep.FloorRSS > 0 {
+			fmt.Fprintf(w, "\nThe floor row: plain at c=1 through a bare Go reverse proxy instead of the gateway (its own process, the same upstream); RSS %s, of which anonymous %s (the rest: the pages of the benchmark's own binary, which serves as the proxy).\n",
+				mib(rep.FloorRSS), mib(rep.FloorAnon))
 		}
 	}
 	fmt.Fprintf(w, "\nGateway memory and store per repetition (served: gateway requests answered, warm-up included; store read after the %s settle pause;\n", r.Config.Settle)

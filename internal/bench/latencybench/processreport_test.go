@@ -14,8 +14,9 @@ func TestChecks(t *testing.T) {
 			Gateway: Run{Latency: []time.Duration{ms + added}, Wall: gwWall, ServerCPU: cpu}}
 	}
 	floor := cell(1, 150*us, 10*ms, 50*us)
+	floor.Mode = "floor"
 	run := &ProcessRun{Config: ProcessConfig{Config: Config{Concurrency: []int{1, 32}}}, Reps: []Rep{
-		{Rows: []Row{cell(1, 100*us, 10*ms, 100*us), cell(32, ms, 40*ms, 200*us)}, Floor: &floor,
+		{Rows: []Row{cell(1, 100*us, 10*ms, 100*us), cell(32, ms, 40*ms, 200*us), floor},
 			Served: 1000, RSSAfter: 30 << 20, Before: StoreSize{File: 1 << 20}, After: StoreSize{File: 2 << 20}},
 		{Rows: []Row{cell(1, 400*us, 10*ms, 100*us), cell(32, ms, 40*ms, 100*us)},
 			Served: 1000, RSSAfter: 36 << 20, FileAfter: 20 << 20, After: StoreSize{File: 3 << 20}},

@@ -31,7 +31,11 @@ func TestGatewayHoldsToItsDocumentUnderFuzzing(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), runBudget)
 	defer cancel()
-	base, admin := startGateway(t, ctx, testenv.GoBuild(t, "github.com/secureai-gateway/gateway/cmd/gateway"))
+	bin, err := gatewayproc.Build(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, admin := startGateway(t, ctx, bin)
 	user := createKey(t, base, admin)
 
 	seed := os.Getenv("SECUREAI_FUZZ_SEED") // set it to explore beyond the fixed default

@@ -247,7 +247,7 @@ type stack struct {
 
 const (
 	motoAccount = "123456789012"
-	motoRegion  = "us-east-1"
+	motoRegion  = testenv.Region
 )
 
 // tableFields places each table of the template in dynamostore's schema.

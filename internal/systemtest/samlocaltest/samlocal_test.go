@@ -45,7 +45,8 @@ func TestStartAPIServesTheRoutes(t *testing.T) {
 	}
 	out := &childproc.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	// TERM lets the script's trap stop SAM, moto and the private Docker daemon.
+	// TERM to the script alone (not childproc's signal to the whole group) lets its trap stop SAM,
+	// moto and the private Docker daemon in order.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 90 * time.Second
 	if err := cmd.Start(); err != nil {

@@ -21,7 +21,7 @@ const keptOutput = 64 << 10
 
 // Proc is a started process.
 type Proc struct {
-	Cmd    *exec.Cmd
+	cmd    *exec.Cmd
 	out    *SyncBuffer   // nil when cmd's output went where its caller said
 	exited chan struct{} // closed when the process has ended
 	err    error         // Wait's result, valid once exited is closed
@@ -30,7 +30,7 @@ type Proc struct {
 // Start starts cmd in a process group of its own. When cmd has no Stdout and Stderr, its output
 // (the first 64 KiB) is kept for Output and for the errors of WaitHTTP.
 func Start(cmd *exec.Cmd) (*Proc, error) {
-	p := &Proc{Cmd: cmd, exited: make(chan struct{})}
+	p := &Proc{cmd: cmd, exited: make(chan struct{})}
 	if cmd.Stdout == nil && cmd.Stderr == nil {
 		p.out = &SyncBuffer{Max: keptOutput}
 		cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -47,7 +47,7 @@ func Start(cmd *exec.Cmd) (*Proc, error) {
 }
 
 // Pid is the process's id.
-func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
 // Output is what Start kept of the process's output ("" when its caller sent it elsewhere).
 func (p *Proc) Output() string {
@@ -67,16 +67,16 @@ func (p *Proc) WaitHTTP(url string, bound time.Duration) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("%s exited before it answered at %s (%v)\n%s", p.Cmd.Path, url, p.err, p.Output())
+			return fmt.Errorf("%s exited before it answered at %s (%v)\n%s", p.cmd.Path, url, p.err, p.Output())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("%s did not answer at %s within %s\n%s", p.Cmd.Path, url, bound, p.Output())
+	return fmt.Errorf("%s did not answer at %s within %s\n%s", p.cmd.Path, url, bound, p.Output())
 }
 
 // Stop ends the process group with SIGTERM, and kills it if it has not ended within grace.
 func (p *Proc) Stop(grace time.Duration) {
-	signalGroup(p.Cmd, false)
+	signalGroup(p.cmd, false)
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
@@ -87,7 +87,7 @@ func (p *Proc) Stop(grace time.Duration) {
 // Kill ends the process group with SIGKILL, as a crash would, and returns once the process has
 // ended.
 func (p *Proc) Kill() {
-	signalGroup(p.Cmd, true)
+	signalGroup(p.cmd, true)
 	<-p.exited
 }
 

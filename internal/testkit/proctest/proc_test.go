@@ -15,16 +15,19 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
-	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // clientBound bounds every exchange with the server: nothing may hang.
 const clientBound = 30 * time.Second
 
-// build compiles cmd/gateway.
+// build compiles cmd/gateway as make run builds it.
 func build(t *testing.T) string {
 	t.Helper()
-	return testenv.GoBuild(t, "github.com/secureai-gateway/gateway/cmd/gateway")
+	bin, err := gatewayproc.Build(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // server is one running gateway process.
