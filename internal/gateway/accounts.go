@@ -3,7 +3,6 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/secureai-gateway/gateway/internal/api/classicapi"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -59,20 +58,21 @@ func (d Deps) settings() chain.Settings {
 	return s
 }
 
-// ClassicTable serves routes, each behind mw, in the classic envelope.
-func ClassicTable(mw func(http.HandlerFunc) http.Handler, routes []httpapi.Route) http.Handler {
-	return httpapi.WithRequestID(httpapi.Table(classicapi.Render, httpapi.Behind(classicapi.Render, mw, routes)...))
+// Table serves routes, each behind mw, in render's envelope. The envelope is the caller's, so
+// this package links no surface: a function links only its own endpoint's edge.
+func Table(render httpapi.Render, mw func(http.HandlerFunc) http.Handler, routes []httpapi.Route) http.Handler {
+	return httpapi.WithRequestID(httpapi.Table(render, httpapi.Behind(render, mw, routes)...))
 }
 
-// Reader puts a route that reads behind Reading, in the classic envelope.
-func Reader(d Deps) func(http.HandlerFunc) http.Handler {
-	return func(h http.HandlerFunc) http.Handler { return Reading(d, classicapi.Render, h) }
+// Reader puts a route that reads behind Reading, in render's envelope.
+func Reader(d Deps, render httpapi.Render) func(http.HandlerFunc) http.Handler {
+	return func(h http.HandlerFunc) http.Handler { return Reading(d, render, h) }
 }
 
-// AdminOnly puts a route behind Authenticated for admin keys only (401 anonymous, 403 a normal
-// key), in the classic envelope.
-func AdminOnly(d Deps) func(http.HandlerFunc) http.Handler {
+// AdminOnly puts a route behind authenticated for admin keys only (401 anonymous, 403 a normal
+// key), in render's envelope.
+func AdminOnly(d Deps, render httpapi.Render) func(http.HandlerFunc) http.Handler {
 	return func(h http.HandlerFunc) http.Handler {
-		return Authenticated(d, classicapi.Render, httpapi.RequireAdmin(classicapi.Render, h).ServeHTTP)
+		return authenticated(d, render, httpapi.RequireAdmin(render, h).ServeHTTP)
 	}
 }

@@ -144,7 +144,7 @@ func MountBuilt(m *RouteMux, d Deps, optional bool, es ...Endpoint) error {
 		}
 		routes := e.Routes
 		if r, ok := h.(interface{ Routes() []string }); ok {
-			routes = r.Routes() // the admin endpoint names the routes of what is configured
+			routes = r.Routes() // a handler that names its routes (admin's, a mux of several) mounts those
 		}
 		m.Mount(h, routes)
 	}
@@ -178,8 +178,11 @@ func ChatOf(d Deps) (*completion.Service, *idempotency.Guard, error) {
 // uses, as the local server and the console do.
 func SharedChat(d Deps) (Deps, error) {
 	svc, guard, err := ChatOf(d)
+	if err != nil {
+		return d, err
+	}
 	d.chat = &chat{svc: svc, guard: guard}
-	return d, err
+	return d, nil
 }
 
 // completions builds one provider per configured provider and the completion service on them.
@@ -223,27 +226,27 @@ func ChatRoute(d Deps, render httpapi.Render, route string, chat func(*completio
 		return nil, err
 	}
 	h := httpapi.Idempotent(guard, render, route, d.MaxBody, chat(svc, d))
-	return httpapi.Routes(render, Traced(d, route, Authenticated(d, render, h.ServeHTTP)), route), nil
+	return httpapi.Routes(render, traced(d, route, authenticated(d, render, h.ServeHTTP)), route), nil
 }
 
-// Traced gives a chat route's requests their span when tracing is on.
-func Traced(d Deps, route string, h http.Handler) http.Handler {
+// traced gives a chat route's requests their span when tracing is on.
+func traced(d Deps, route string, h http.Handler) http.Handler {
 	if d.Tracer == nil {
 		return h
 	}
 	return d.Tracer.Handler(route, h)
 }
 
-// Authenticated wraps h with what every authenticated route needs.
-func Authenticated(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
+// authenticated wraps h with what every authenticated route needs.
+func authenticated(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
 	return httpapi.WithRequestID(httpapi.AccessLog(httpapi.Logger(d.Log), httpapi.WithBudget(d.Budget, httpapi.Authenticate(d.Keys, render, h))))
 }
 
-// Reading is Authenticated for a route that reads (models, usage, policy-check, receipts): the
+// Reading is authenticated for a route that reads (models, usage, policy-check, receipts): the
 // key's ReadBudget applies, apart from its chat limits.
 func Reading(d Deps, render httpapi.Render, h http.HandlerFunc) http.Handler {
 	if d.ReadBudget != nil {
 		h = d.ReadBudget.Wrap(render, h)
 	}
-	return Authenticated(d, render, h)
+	return authenticated(d, render, h)
 }

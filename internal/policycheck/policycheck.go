@@ -8,6 +8,7 @@ package policycheck
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/policy"
@@ -88,13 +89,13 @@ type Response struct {
 type Name int
 
 const (
-	Input             Name = iota // input
-	ModelAccess                   // model_access
-	SMLTPPolicy                   // smltp_policy
-	SMLTPPolicyAccess             // smltp_policy_access
-	Quota                         // quota
-	CircuitBreaker                // circuit_breaker
-	RateLimit                     // rate_limit
+	Input Name = iota
+	ModelAccess
+	SMLTPPolicy
+	SMLTPPolicyAccess
+	Quota
+	CircuitBreaker
+	RateLimit
 )
 
 // Result is where check n's conclusion goes in in.
@@ -112,8 +113,10 @@ func (in *Inputs) Result(n Name) *error {
 		return &in.Quota
 	case CircuitBreaker:
 		return &in.Breaker
+	case RateLimit:
+		return &in.Limit
 	}
-	return &in.Limit // RateLimit, the last
+	panic(fmt.Sprintf("policycheck: no check %d", n))
 }
 
 // Inputs are the checks' conclusions; a nil error is a passed check.

@@ -13,8 +13,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
-// Endpoint is where the admin function answers; the local server mounts the exact routes its
-// handler names (routed.Routes).
+// Endpoint is where the admin function answers.
 var Endpoint = gateway.Endpoint{Function: "AdminFunction", Routes: []string{"/admin/"}, Render: classicapi.Render, Build: New,
 	Needs: gateway.NeedsUsers | gateway.NeedsLimits | gateway.NeedsBreakers | gateway.NeedsWebhooks | gateway.NeedsEvents}
 
@@ -26,7 +25,7 @@ func New(d gateway.Deps) (http.Handler, error) {
 	}
 	d = d.WithDefaults()
 	t := table(d)
-	return routed{gateway.ClassicTable(gateway.AdminOnly(d), t), httpapi.Patterns(t)}, nil
+	return routed{gateway.Table(classicapi.Render, gateway.AdminOnly(d, classicapi.Render), t), httpapi.Patterns(t)}, nil
 }
 
 // table is the route table of every admin feature the Deps configure.

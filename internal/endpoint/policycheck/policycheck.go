@@ -46,7 +46,7 @@ func dryRun(d gateway.Deps, svc *completion.Service) http.Handler {
 		httpapi.WriteJSON(w, http.StatusOK, policycheck.Build(svc.DryRun(r.Context(), in, invalid), describe))
 		return nil
 	}
-	return gateway.ClassicTable(gateway.Reader(d), []httpapi.Route{{Pattern: routes[0], Handle: check}})
+	return gateway.Table(classicapi.Render, gateway.Reader(d, classicapi.Render), []httpapi.Route{{Pattern: routes[0], Handle: check}})
 }
 
 // chatInput reads a body of either chat surface: the classic one (it names an index or a

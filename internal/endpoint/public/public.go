@@ -12,7 +12,6 @@ import (
 	"github.com/secureai-gateway/gateway/internal/signing"
 )
 
-// The routes' patterns are constants, so that Endpoint is built at compile time.
 const (
 	jwksRoute    = "GET /.well-known/jwks.json"
 	openAPIRoute = "GET /openapi.json"
@@ -28,7 +27,7 @@ func New(d gateway.Deps) (http.Handler, error) {
 	mux := gateway.NewRouteMux()
 	err := gateway.MountBuilt(mux, d, true,
 		gateway.Endpoint{Routes: []string{jwksRoute}, Build: NewJWKS},
-		gateway.Endpoint{Routes: []string{openAPIRoute}, Build: NewOpenAPI})
+		gateway.Endpoint{Routes: []string{openAPIRoute}, Build: newOpenAPI})
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +43,9 @@ func NewJWKS(d gateway.Deps) (http.Handler, error) {
 	return httpapi.Routes(classicapi.Render, httpapi.Document("application/jwk-set+json", signing.JWKSCacheControl, d.Signer.JWKS()), jwksRoute), nil
 }
 
-// NewOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it
+// newOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it
 // describes the API, nothing of its data). The conversion runs once per process.
-func NewOpenAPI(gateway.Deps) (http.Handler, error) {
+func newOpenAPI(gateway.Deps) (http.Handler, error) {
 	doc, err := docs.OpenAPIJSON()
 	if err != nil {
 		return nil, err

@@ -20,5 +20,5 @@ func New(d gateway.Deps) (http.Handler, error) {
 		return nil, &gateway.OffError{Endpoint: "GET /receipts/{bundleId}", Needs: "the receipts table (SECUREAI_TABLE_RECEIPTS)"}
 	}
 	d = d.WithDefaults()
-	return gateway.ClassicTable(gateway.Reader(d), accountapi.Receipts{Store: d.Receipts}.Routes()), nil
+	return gateway.Table(classicapi.Render, gateway.Reader(d, classicapi.Render), accountapi.Receipts{Store: d.Receipts}.Routes()), nil
 }

@@ -19,5 +19,5 @@ func New(d gateway.Deps) (http.Handler, error) {
 		return nil, &gateway.OffError{Endpoint: "GET /usage", Needs: "the users and limits tables (SECUREAI_TABLE_USERS, SECUREAI_TABLE_LIMITS)"}
 	}
 	d = d.WithDefaults()
-	return gateway.ClassicTable(gateway.Reader(d), (&accountapi.Usage{Limits: d.Limits, Billing: d.Billing}).Routes()), nil
+	return gateway.Table(classicapi.Render, gateway.Reader(d, classicapi.Render), (&accountapi.Usage{Limits: d.Limits, Billing: d.Billing}).Routes()), nil
 }

@@ -49,7 +49,7 @@ func NewGateway(d gateway.Deps) (*Gateway, error) {
 	}
 	if d.Metrics != nil {
 		// Admin keys only (401 anonymous, 403 a normal key): the numbers describe every key's traffic.
-		g.mux.Mount(httpapi.Routes(classicapi.Render, gateway.AdminOnly(d)(d.Metrics.ServeHTTP), metricsRoute), []string{metricsRoute})
+		g.mux.Mount(httpapi.Routes(classicapi.Render, gateway.AdminOnly(d, classicapi.Render)(d.Metrics.ServeHTTP), metricsRoute), []string{metricsRoute})
 	}
 	// Unknown routes answer in their surface's envelope: OpenAI's under /v1, classic elsewhere.
 	g.mux.Handle("/v1/", httpapi.WithRequestID(httpapi.NotFound(openaiapi.Render)))
