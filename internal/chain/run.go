@@ -178,31 +178,30 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 			return "", 0, r.exhausted(DeadlineReached)
 		}
 		f, tctx, timer := r.begin(ctx, t, left)
-		actx, cancel, traced := f.actx, f.cancel, f.traced
 		v, err := r.try(tctx, t)
 		timer.Stop()
 		latency := time.Since(f.start)
 
-		if err = landed(actx, err); err == nil {
+		if err = landed(f.actx, err); err == nil {
 			a := t.line(Served, "")
 			a.LatencyMS, a.Retry = latency.Milliseconds(), n
 			r.line(a)
-			traced(a)
-			r.served(t, v, cancel)
+			f.traced(a)
+			r.served(t, v, f.cancel)
 			return "", latency, nil
 		}
-		cancel(context.Canceled)
+		f.cancel(context.Canceled)
 		if callerGone(ctx) {
 			a := t.line(Failed, "")
 			a.LatencyMS = latency.Milliseconds()
-			traced(a)
+			f.traced(a)
 			return "", latency, ErrCanceled
 		}
-		reason, after := r.failure(ctx, actx, t, err)
+		reason, after := r.failure(ctx, f.actx, t, err)
 		a := t.line(Failed, reason)
 		a.LatencyMS, a.Retry = latency.Milliseconds(), n
 		r.line(a)
-		traced(a)
+		f.traced(a)
 		if stop := r.final(ctx, reason, err); stop != nil {
 			return "", latency, stop()
 		}

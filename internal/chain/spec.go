@@ -48,9 +48,11 @@ const (
 )
 
 // ParseSpec reads the chain fields (model, models, fallback_models, redundancy) of a request body.
-// Every violation is an *InputError naming the field.
+// Every violation is an *InputError naming the field. The API surfaces read these fields in their
+// own one pass and call SpecOf; this is for a body read for its chain alone (tests, tools).
 func ParseSpec(body []byte) (Spec, error) {
-	f := jsonview.Fields(jsonview.String(body), "model", "models", "fallback_models", "redundancy")
+	var f [4]gjson.Result
+	jsonview.Fields(f[:], jsonview.String(body), "model", "models", "fallback_models", "redundancy")
 	return SpecOf(f[0], f[1], f[2], f[3])
 }
 

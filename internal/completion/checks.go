@@ -140,9 +140,13 @@ func (c *Call) lookupPolicy(_ context.Context, dry *policycheck.Inputs) error {
 	return err
 }
 
+// checkPolicyAccess refuses the policy lookupPolicy found when the key may not use it (its own
+// list, empty for the defaults: no copy of it on the request's path).
 func (c *Call) checkPolicyAccess(_ context.Context, _ *policycheck.Inputs) error {
-	var err error
-	c.Policy, err = c.svc.policies().Resolve(c.Input.Policy, c.key.SMLTPPolicies(), "")
+	err := policy.Allow(c.Policy, c.key.AllowedSMLTPPolicies)
+	if err != nil {
+		c.Policy = policy.Applied{} // a refused call ran under no policy
+	}
 	return err
 }
 

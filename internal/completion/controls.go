@@ -183,7 +183,7 @@ func (c *Call) hedge(ctx context.Context, _, next chain.Target) bool {
 	if l == nil || c.reservation == nil {
 		return true
 	}
-	r, err := l.Reserve(ctx, c.key, []*catalog.Model{c.modelOf(chain.Attempt{Model: next.Model, Provider: next.Provider})}, c.estimate(), time.Now())
+	r, err := l.Reserve(ctx, c.key, []*catalog.Model{c.routeOf(next).Model}, c.estimate(), time.Now())
 	if err != nil {
 		return false
 	}

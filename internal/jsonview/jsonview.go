@@ -14,17 +14,18 @@ import (
 // String is b as a string, without a copy. b must not change while the string is in use.
 func String(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// Fields returns the values of the members of the JSON object json named names, in one pass over
-// it (gjson.GetMany walks the document once per name): result i is the first member named
-// names[i], or the zero Result when there is none. A name with a dot reads inside the values of
+// Fields sets out[i] to the value of the member of the JSON object json named names[i], in one
+// pass over it (gjson.GetMany walks the document once per name): the first member of that name,
+// or the zero Result when there is none. out is the caller's (an array on its stack: no
+// allocation per request) and at least as long as names. A name with a dot reads inside the values of
 // the members its first part names ("stream_options.include_usage"), the first that has it, as
 // gjson.Get does; the part before the first dot is a plain member name, not a gjson path. At most
 // 64 names.
-func Fields(json string, names ...string) []gjson.Result {
-	if len(names) > 64 {
-		panic("jsonview.Fields: more than 64 names")
+func Fields(out []gjson.Result, json string, names ...string) {
+	if len(names) > 64 || len(out) < len(names) {
+		panic("jsonview.Fields: more than 64 names, or fewer results than names")
 	}
-	out := make([]gjson.Result, len(names))
+	clear(out[:len(names)])
 	var found uint64 // names whose member was met: the first one wins, as with gjson.Get
 	gjson.Parse(json).ForEach(func(k, v gjson.Result) bool {
 		for i, name := range names {
@@ -42,5 +43,4 @@ func Fields(json string, names ...string) []gjson.Result {
 		}
 		return true
 	})
-	return out
 }

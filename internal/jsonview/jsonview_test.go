@@ -17,7 +17,8 @@ func TestFieldsReadsWhatGetManyReads(t *testing.T) {
 		`  {"stream" : false , "messages" : [] }  `,
 		`[{"model":"not an object"}]`,
 	} {
-		got, want := Fields(body, names...), gjson.GetMany(body, names...)
+		got, want := make([]gjson.Result, len(names)), gjson.GetMany(body, names...)
+		Fields(got, body, names...)
 		for i := range names {
 			if got[i].Raw != want[i].Raw || got[i].Type != want[i].Type || got[i].Exists() != want[i].Exists() {
 				t.Errorf("%s: %q = %#v, gjson.GetMany reads %#v", body, names[i], got[i], want[i])

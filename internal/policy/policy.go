@@ -241,15 +241,24 @@ func (s *Set) Resolve(name string, keyAllowed []string, keyDefault string) (Appl
 	if fromKey {
 		a.Source = SourceDefault
 	}
+	if err := Allow(a, keyAllowed); err != nil {
+		return Applied{}, err
+	}
+	return a, nil
+}
+
+// Allow refuses a policy a key may not use: one not in keyAllowed (empty: DefaultAllowed()), with
+// a 403 *fault.Error with code "smltp_policy_not_allowed".
+func Allow(a Applied, keyAllowed []string) error {
 	if len(keyAllowed) == 0 {
 		keyAllowed = DefaultAllowed()
 	}
 	if !slices.Contains(keyAllowed, a.Name) {
-		return Applied{}, fault.New(fault.Forbidden, "Access denied",
+		return fault.New(fault.Forbidden, "Access denied",
 			fmt.Sprintf("this API key may not use SMLTP policy %q (allowed: %s)", a.Name, strings.Join(keyAllowed, ", "))).
 			WithCode("smltp_policy_not_allowed").WithParam("smltp_policy")
 	}
-	return a, nil
+	return nil
 }
 
 // BuiltinSet is the set of the built-in policies alone, for a gateway configured with none; it is

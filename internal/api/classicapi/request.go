@@ -93,7 +93,8 @@ func Parse(body []byte) (*Input, error) {
 	if unknown != "" {
 		return nil, fault.Invalid(unknown, fmt.Sprintf("%s: unknown field (the classic endpoint accepts: prompt, messages, system_message, model, models, fallback_models, redundancy, index, smltp_policy, temperature, max_tokens, stream, conversation_id, user_id)", unknown))
 	}
-	v := jsonview.Fields(jsonview.String(body), fields[:]...)
+	var v [len(fields)]gjson.Result
+	jsonview.Fields(v[:], jsonview.String(body), fields[:]...)
 	for i := range v {
 		if v[i].Type == gjson.Null {
 			v[i] = gjson.Result{} // null means absent everywhere

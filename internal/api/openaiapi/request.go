@@ -46,7 +46,8 @@ func Read(body []byte) (completion.Input, error) {
 // called, and keeps what the completion needs of them; the policy is completion.Open's to
 // resolve, the chain's models its to check.
 func read(body []byte) (*request, error) {
-	f := jsonview.Fields(jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
+	var f [13]gjson.Result
+	jsonview.Fields(f[:], jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
 		"temperature", "top_p", "max_tokens", "max_completion_tokens",
 		"model", "models", "fallback_models", "redundancy")
 	if p := checkMessages(f[0]); p != nil {

@@ -2,8 +2,8 @@ package openai
 
 import (
 	"strconv"
-	"unsafe"
 
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -19,7 +19,7 @@ func upstreamBody(req *provider.Request, stream bool) ([]byte, error) {
 	}
 	// The API surfaces validated the body as a JSON object on arrival; it is only read while this
 	// function runs, so viewing it as a string needs no copy.
-	doc := gjson.Parse(unsafe.String(&req.Body[0], len(req.Body)))
+	doc := gjson.Parse(jsonview.String(req.Body))
 	if !doc.IsObject() {
 		return nil, invalidBody()
 	}

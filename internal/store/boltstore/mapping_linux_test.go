@@ -45,11 +45,12 @@ func mappedKiB(t *testing.T, address uintptr) int {
 	return 0
 }
 
-func TestTheFlusherLeavesMappedOnlyWhatIsRead(t *testing.T) {
+func TestReleaseMappingUnmapsWhatWasRead(t *testing.T) {
 	s, _ := openTemp(t)
 	// The test releases the mapping itself: the flusher's own releases would race its reads.
-	s.p.closed.Do(func() { close(s.p.stop) })
-	<-s.p.done
+	if err := s.closePending(); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	now := time.Now()
 	const n = 3000 // a few MiB: several folios
