@@ -210,6 +210,9 @@ func (c *Call) settleHedges(ctx context.Context, o *Outcome) {
 	}
 }
 
+// billResumed bills the model that continued a broken stream for what it produced, once it has
+// ended: a hold and its settlement at once. The continuation itself held nothing while it ran, so
+// a user out of quota by then is not refused it; the refusal is the outcome's billing error.
 func (c *Call) billResumed(ctx context.Context, o *Outcome) (*billing.Bill, error) {
 	m := c.modelOf(lineWith(o.Report, chain.Resumed))
 	r, err := c.svc.Controls.Ledger.Reserve(ctx, c.key, []*catalog.Model{m}, c.estimate(), time.Now())

@@ -2,8 +2,9 @@
 // Before the first attempt, Admit counts the request in every window of its key (internal/limits)
 // and holds the chain's dearest cost for its user (internal/billing) — both, or neither: a request
 // refused for its quota is counted in no window, and one refused by a full window holds nothing.
-// What the request holds beyond that — a hedge beside its running attempt, the continuation of a
-// resumed stream — Reserve holds the same way, each its own hold, counted in no window.
+// A hedge started beside the running attempt holds its own cost the same way (Reserve), counted in
+// no window. The continuation of a resumed stream is billed once it has ended, through Reserve and
+// Settle at once: it holds nothing while it runs.
 // After the answer, Settle replaces the reservation with the served model's cost and stores the
 // request's signed receipt (internal/receipt), again together.
 //
@@ -114,7 +115,7 @@ type cachedUser struct {
 // Admit counts the request in every window of key at now and holds what the chain's dearest
 // model would cost, in one atomic store write, or does neither. A full window refuses it as
 // limits.Refuse does (checked first: a request over its limits is refused as such whatever its
-// quota), a quota as billing.Biller.Reserve does; the reservation is nil when nothing is billed.
+// quota), a quota as billing.Biller.Hold does; the reservation is nil when nothing is billed.
 func (l *Ledger) Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error) {
 	var ws []limits.Window
 	if l.Limits {
@@ -128,9 +129,9 @@ func (l *Ledger) Admit(ctx context.Context, key *apikey.Key, chain []*catalog.Mo
 }
 
 // Reserve holds what chain's dearest model would cost for a request Admit already admitted — a
-// hedge started beside its running attempt, the continuation of its resumed stream — as a hold of
-// its own on the user's record, refunded once its deadline has passed if it never settles, as
-// Admit's is; the request is counted in no window again. It refuses a quota as Admit does; the
+// hedge started beside its running attempt; the ended continuation of a resumed stream, settled at
+// once — as a hold of its own on the user's record, refunded once its deadline has passed if it
+// never settles, as Admit's is; the request is counted in no window again. It refuses a quota as Admit does; the
 // reservation is nil when nothing is billed.
 func (l *Ledger) Reserve(ctx context.Context, key *apikey.Key, chain []*catalog.Model, est billing.Estimate, now time.Time) (*billing.Reservation, error) {
 	if l.Biller == nil {
