@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
 // ProviderConfig says how to reach one provider.
@@ -120,6 +122,11 @@ type Catalog struct {
 	// SMLTPPolicies adds SMLTP policies to the built-in ones or replaces them by name (package
 	// policy parses them).
 	SMLTPPolicies json.RawMessage `json:"smltp_policies,omitempty"`
+	// Aliases map a model name a client sends to the chain it stands for (SPEC 12): coding agents
+	// send a model id of their own (claude-sonnet-4-5, gpt-5-codex) and cannot add body members,
+	// so the operator names the chain and its options here. Client ids change with client
+	// versions, which is why this is configuration and not code.
+	Aliases map[string]*chain.Defaults `json:"aliases,omitempty"`
 }
 
 //go:embed models.json
@@ -152,10 +159,16 @@ func Load(path string) (*Catalog, error) {
 	return c, c.Validate()
 }
 
-// Merge adds o's providers and models to c, replacing those with the same name.
+// Merge adds o's providers, models and aliases to c, replacing those with the same name.
 func (c *Catalog) Merge(o *Catalog) {
 	for n, p := range o.Providers {
 		c.Providers[n] = p
+	}
+	for n, a := range o.Aliases {
+		if c.Aliases == nil {
+			c.Aliases = map[string]*chain.Defaults{}
+		}
+		c.Aliases[n] = a
 	}
 	for n, m := range o.Models {
 		c.Models[n] = m
@@ -177,6 +190,16 @@ func parse(raw []byte, source string) (*Catalog, error) {
 	}
 	if c.Models == nil {
 		c.Models = map[string]*Model{}
+	}
+	for name, a := range c.Aliases {
+		if a == nil || len(a.Models) == 0 {
+			return nil, fmt.Errorf("catalog: %s: alias %q names no models", source, name)
+		}
+		n, err := chain.NormalizeDefaults(*a)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %s: alias %q: %w", source, name, err)
+		}
+		c.Aliases[name] = &n
 	}
 	for name, m := range c.Models {
 		if m == nil {

@@ -94,3 +94,37 @@ func distinct[T any](items []T, key func(T) string) []T {
 	}
 	return out
 }
+
+// Expand is the Spec of a request whose model is an alias standing for d (SPEC 12): d's models
+// become the chain, and d's options are the request's own except where the request set one.
+func (d *Defaults) Expand(s Spec) Spec {
+	s.Models = make([]Entry, len(d.Models))
+	for i, m := range d.Models {
+		s.Models[i] = Entry{Model: m}
+	}
+	r := s.Redundancy
+	s.Redundancy = Options{TimeoutMS: d.TimeoutMS, FirstTokenTimeoutMS: d.FirstTokenTimeoutMS, On: d.On, Retry: d.Retry,
+		OnInterrupt: d.OnInterrupt, SkipUnhealthy: d.SkipUnhealthy, HedgeAfterMS: d.HedgeAfterMS}
+	if r.TimeoutMS != 0 {
+		s.Redundancy.TimeoutMS = r.TimeoutMS
+	}
+	if r.FirstTokenTimeoutMS != 0 {
+		s.Redundancy.FirstTokenTimeoutMS = r.FirstTokenTimeoutMS
+	}
+	if r.On != nil {
+		s.Redundancy.On = r.On
+	}
+	if r.Retry != nil {
+		s.Redundancy.Retry = r.Retry
+	}
+	if r.OnInterrupt != "" {
+		s.Redundancy.OnInterrupt = r.OnInterrupt
+	}
+	if r.SkipUnhealthy != nil {
+		s.Redundancy.SkipUnhealthy = r.SkipUnhealthy
+	}
+	if r.HedgeAfterMS != 0 {
+		s.Redundancy.HedgeAfterMS = r.HedgeAfterMS
+	}
+	return s
+}

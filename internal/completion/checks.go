@@ -107,11 +107,16 @@ func (c *Call) checkCaller(_ context.Context, _ *policycheck.Inputs) error {
 	return nil
 }
 
-// resolveChain builds the call's plan from the request's chain fields and the key's defaults:
+// resolveChain builds the call's plan from the request's chain fields (a model alias standing for
+// its chain) and the key's defaults:
 // an error is a chain that cannot be built (no model, too many).
 func (c *Call) resolveChain(_ context.Context, dry *policycheck.Inputs) error {
+	spec := c.Input.Chain
+	if a := c.svc.Aliases[spec.Model]; a != nil && spec.Models == nil && spec.Fallbacks == nil {
+		spec = a.Expand(spec)
+	}
 	var err error
-	if c.Plan, err = chain.Resolve(c.Input.Chain, c.key.FailoverDefaults, c.svc.Settings); err != nil {
+	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
 		return err
 	}
 	if dry != nil {

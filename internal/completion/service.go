@@ -28,6 +28,9 @@ type Service struct {
 	Observer Observer
 	// Tracer traces each attempt (trace.go); nil: nothing is traced.
 	Tracer Tracer
+	// Aliases are the catalog's model aliases: a request naming one alone (no models, no
+	// fallback_models) runs the alias's chain.
+	Aliases map[string]*chain.Defaults
 	// Controls govern every call and attempt (limits, policy, billing, tokens, receipts).
 	Controls Controls
 }

@@ -213,7 +213,8 @@ func completions(d Deps) (*completion.Service, error) {
 	if d.RequestCounter != nil {
 		observers = append(observers, d.RequestCounter)
 	}
-	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer}, nil
+	return &completion.Service{Router: router, Engine: d.Engine, Settings: d.settings(), Observer: observers, Controls: controls, Tracer: tracer,
+		Aliases: d.Catalog.Aliases}, nil
 }
 
 // ChatRoute builds a chat surface's one route: the surface's handler (chat, over the shared

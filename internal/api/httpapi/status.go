@@ -80,7 +80,12 @@ func ShouldRetry(e *fault.Error) string {
 // come back, and one log line for a failure on the gateway's side (5xx other than an exhausted
 // chain, which is the providers' failure and already in the answer).
 func WriteError(w http.ResponseWriter, r *http.Request, e *fault.Error, body any) int {
-	status := Status(e)
+	return WriteErrorStatus(w, r, e, Status(e), body)
+}
+
+// WriteErrorStatus is WriteError with the status a surface's own wire gives e (Anthropic's 529
+// for an exhausted chain).
+func WriteErrorStatus(w http.ResponseWriter, r *http.Request, e *fault.Error, status int, body any) int {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 	}

@@ -65,9 +65,11 @@ func StartSSE(w http.ResponseWriter) *SSE {
 }
 
 var (
-	dataPrefix = []byte("data: ")
-	frameEnd   = []byte("\n\n")
-	doneFrame  = []byte("data: [DONE]\n\n")
+	dataPrefix  = []byte("data: ")
+	frameEnd    = []byte("\n\n")
+	doneFrame   = []byte("data: [DONE]\n\n")
+	eventPrefix = []byte("event: ")
+	eventEnd    = []byte("\n")
 )
 
 // Begin starts a data frame; write its payload to Writer, then call End.
@@ -94,6 +96,21 @@ func (s *SSE) Data(payload []byte) error {
 		return err
 	}
 	return s.End()
+}
+
+// Event writes one complete frame with an event name, as the Anthropic and Responses streams
+// name every frame.
+func (s *SSE) Event(name string, payload []byte) error {
+	if _, err := s.w.Write(eventPrefix); err != nil {
+		return err
+	}
+	if _, err := s.w.Write([]byte(name)); err != nil {
+		return err
+	}
+	if _, err := s.w.Write(eventEnd); err != nil {
+		return err
+	}
+	return s.Data(payload)
 }
 
 // Done writes the terminator.

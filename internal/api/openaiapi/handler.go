@@ -54,13 +54,22 @@ type Secureai struct {
 	// UsageByModel splits a resumed answer's usage between the interrupted model (estimated) and
 	// the one that continued it; the answer's own usage is the whole answer's.
 	UsageByModel []completion.ModelUsage `json:"usage_by_model,omitempty"`
+	// Dropped names what a surface of another wire could not carry to the Chat Completions shape
+	// the chain runs on (thinking blocks, server tools…): the one rule for what cannot cross.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Surface names this API to completion observers.
 const Surface = "openai"
 
 func secureaiJSON(call *completion.Call, served string, report chain.Report, usage []completion.ModelUsage) []byte {
-	s := Secureai{ServedModel: served, RequestedModel: call.Plan.Targets[0].Model,
+	return ReportJSON(call, served, report, usage, nil)
+}
+
+// ReportJSON is the secureai object of call's answer served by served, as every surface carries it
+// (SPEC 3.6, 12).
+func ReportJSON(call *completion.Call, served string, report chain.Report, usage []completion.ModelUsage, dropped []string) []byte {
+	s := Secureai{Dropped: dropped, ServedModel: served, RequestedModel: call.Plan.Targets[0].Model,
 		SMLTPPolicyUsed: call.Policy.Name, SMLTPPolicySource: call.Policy.Source, SMLTPPolicyHash: call.Policy.Hash,
 		SMLTPBundleID: call.BundleID(), BillingFallback: call.BillingFallback(), UsageByModel: usage}
 	if len(call.Plan.Targets) > 1 {

@@ -9,6 +9,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/endpoint/admin"
 	"github.com/secureai-gateway/gateway/internal/endpoint/classicchat"
 	"github.com/secureai-gateway/gateway/internal/endpoint/console"
+	"github.com/secureai-gateway/gateway/internal/endpoint/messages"
 	"github.com/secureai-gateway/gateway/internal/endpoint/models"
 	"github.com/secureai-gateway/gateway/internal/endpoint/openaichat"
 	"github.com/secureai-gateway/gateway/internal/endpoint/policycheck"
@@ -20,7 +21,7 @@ import (
 
 // Endpoints are every endpoint a function serves, in the order the local server mounts them.
 func Endpoints() []gateway.Endpoint {
-	return []gateway.Endpoint{models.Endpoint, openaichat.Endpoint, classicchat.Endpoint, policycheck.Endpoint,
+	return []gateway.Endpoint{models.Endpoint, openaichat.Endpoint, messages.Endpoint, classicchat.Endpoint, policycheck.Endpoint,
 		admin.Endpoint, usage.Endpoint, public.Endpoint, receipts.Endpoint, console.Endpoint}
 }
 

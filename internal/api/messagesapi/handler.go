@@ -1,0 +1,159 @@
+// Package messagesapi serves the Anthropic Messages surface, POST /v1/messages (and
+// /v1/messages/count_tokens), for Claude Code and the Anthropic SDKs (SPEC 12): the request is read
+// in Anthropic's shape, run through the same failover chain as the chat surfaces, and answered in
+// Anthropic's shape — the message object, the SSE event sequence and the error envelope its SDKs
+// parse — with the gateway's report in a secureai member of the message.
+package messagesapi
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/billing"
+	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/identity"
+)
+
+// Surface names this API to completion observers, events and metrics.
+const Surface = "messages"
+
+// Handler serves the surface.
+type Handler struct {
+	Completions *completion.Service
+	MaxBody     int64
+	Log         *slog.Logger
+}
+
+// Messages serves POST /v1/messages.
+func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
+	if err != nil {
+		return err
+	}
+	req, err := read(body)
+	if err != nil {
+		return err
+	}
+	call, err := h.Completions.Open(r.Context(), req.in)
+	if err != nil {
+		return err
+	}
+	if req.in.Stream {
+		return h.stream(w, r, call, req)
+	}
+	c, report, err := call.Complete(r.Context())
+	if err != nil {
+		return quiet(err)
+	}
+	sec := openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
+	setHeaders(w, call, c.Served, report)
+	b := appendMessage(nil, messageID(r), c.Served, c.Response.Body, sec)
+	httpapi.StartAnswer(w, len(b))
+	_, _ = w.Write(b)
+	httpapi.SendAnswer(w)
+	return nil
+}
+
+// quiet is nil for a caller that went away (nobody to answer), else err.
+func quiet(err error) error {
+	if errors.Is(err, chain.ErrCanceled) {
+		return nil
+	}
+	return err
+}
+
+// messageID is the answer's id: the request's, so a message can be found in the logs.
+func messageID(r *http.Request) string {
+	return "msg_" + strings.TrimPrefix(identity.RequestID(r.Context()), "req_")
+}
+
+// setHeaders tells a client that reads no body (or cannot parse secureai) what happened.
+func setHeaders(w http.ResponseWriter, call *completion.Call, served string, report chain.Report) {
+	h := w.Header()
+	h.Set("X-SecureAI-Served-Model", served)
+	h.Set("X-SecureAI-Requested-Model", call.Plan.Targets[0].Model)
+	h.Set("X-SecureAI-Attempts", strconv.Itoa(len(report.Attempts)))
+	h.Set("X-SecureAI-Failover", strconv.FormatBool(report.Occurred))
+}
+
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request) error {
+	st, report, err := call.Stream(r.Context())
+	if err != nil {
+		return quiet(err)
+	}
+	defer st.Close()
+	setHeaders(w, call, st.Served, report)
+	out := httpapi.StartSSE(w)
+	out.Coalesce(st.Ready)
+	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, req.dropped))
+	if ev.start() != nil {
+		return nil
+	}
+	for {
+		c, err := st.Next()
+		if err != nil {
+			h.end(r, ev, err)
+			return nil
+		}
+		if ev.chunk(c.Data) != nil {
+			return nil // the caller went away; Close cancels the upstream call
+		}
+	}
+}
+
+// end finishes the stream: message_delta and message_stop for a whole answer, an error event for
+// one interrupted after its first token (SPEC 12: never a silent truncation).
+func (h *Handler) end(r *http.Request, ev *events, err error) {
+	if err == io.EOF {
+		_ = ev.finish()
+		return
+	}
+	if errors.Is(err, chain.ErrCanceled) {
+		return
+	}
+	in := completion.AsInterruption(err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",
+		identity.RequestID(r.Context()), "code", in.Code, "err", err)
+	_ = ev.fail(in.Message)
+}
+
+// CountTokens serves POST /v1/messages/count_tokens, which Claude Code calls to size its
+// context: an estimate (about four bytes a token of the request as the chain would send it),
+// since no provider is asked.
+func (h *Handler) CountTokens(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
+	if err != nil {
+		return err
+	}
+	if !gjson.GetBytes(body, "max_tokens").Exists() { // count_tokens takes no max_tokens
+		body, _ = sjson.SetBytes(body, "max_tokens", 1)
+	}
+	req, err := read(body)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]int{"input_tokens": billing.EstimateTokens(len(req.in.Body))})
+	return nil
+}
+
+// KeyHeader admits Anthropic's x-api-key as the API key (Claude Code sends it with
+// ANTHROPIC_API_KEY; the Anthropic SDKs send Authorization: Bearer). When both come, x-api-key,
+// the Messages API's own header, is the one that counts.
+func KeyHeader(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := r.Header.Get("X-Api-Key"); k != "" {
+			r.Header.Set("Authorization", "Bearer "+k)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
