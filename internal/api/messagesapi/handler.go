@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -53,10 +52,10 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, report, err := call.Complete(r.Context())
 	if err != nil {
-		return quiet(err)
+		return httpapi.Quiet(err)
 	}
 	sec := openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
-	setHeaders(w, call, c.Served, report)
+	openaiapi.ReportHeaders(w, call, c.Served, report)
 	b := appendMessage(nil, messageID(r), c.Served, c.Response.Body, sec)
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)
@@ -64,35 +63,18 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// quiet is nil for a caller that went away (nobody to answer), else err.
-func quiet(err error) error {
-	if errors.Is(err, chain.ErrCanceled) {
-		return nil
-	}
-	return err
-}
-
 // messageID is the answer's id: the request's, so a message can be found in the logs.
 func messageID(r *http.Request) string {
 	return "msg_" + strings.TrimPrefix(identity.RequestID(r.Context()), "req_")
 }
 
-// setHeaders tells a client that reads no body (or cannot parse secureai) what happened.
-func setHeaders(w http.ResponseWriter, call *completion.Call, served string, report chain.Report) {
-	h := w.Header()
-	h.Set("X-SecureAI-Served-Model", served)
-	h.Set("X-SecureAI-Requested-Model", call.Plan.Targets[0].Model)
-	h.Set("X-SecureAI-Attempts", strconv.Itoa(len(report.Attempts)))
-	h.Set("X-SecureAI-Failover", strconv.FormatBool(report.Occurred))
-}
-
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request) error {
 	st, report, err := call.Stream(r.Context())
 	if err != nil {
-		return quiet(err)
+		return httpapi.Quiet(err)
 	}
 	defer st.Close()
-	setHeaders(w, call, st.Served, report)
+	openaiapi.ReportHeaders(w, call, st.Served, report)
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
 	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, req.dropped))
