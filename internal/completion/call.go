@@ -27,6 +27,9 @@ type Input struct {
 	// MaxTokens is the output the request allows (the larger of max_tokens and
 	// max_completion_tokens), read by the surface in its one pass over the body; 0 when unset.
 	MaxTokens int
+	// Native is the caller's request in its own wire (the Messages and Responses surfaces): an
+	// attempt to a provider of that wire passes it through instead of translating Body.
+	Native *provider.Native
 }
 
 // Call is a completion admitted to run: its caller, its resolved chain and its policy. Run it

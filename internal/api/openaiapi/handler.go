@@ -21,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/tidwall/sjson"
 )
 
 // ModelLister lists the models that can serve now.
@@ -78,6 +79,22 @@ func ReportJSON(call *completion.Call, served string, report chain.Report, usage
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// StampReport gives a provider's own answer object passed through (at the path at of obj, ""
+// for obj itself) the served model's catalog name and the secureai report, as every answer
+// carries them.
+func StampReport(obj []byte, at, served string, sec []byte) []byte {
+	if at != "" {
+		at += "."
+	}
+	if b, err := sjson.SetBytes(obj, at+"model", served); err == nil {
+		obj = b
+	}
+	if b, err := sjson.SetRawBytes(obj, at+"secureai", sec); err == nil {
+		obj = b
+	}
+	return obj
 }
 
 // ReportHeaders tells a client that reads no body, or cannot parse secureai, what happened: the

@@ -18,6 +18,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
 // Surface names this API to completion observers, events and metrics.
@@ -43,6 +44,7 @@ func (h *Handler) Responses(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.in.Native = &provider.Native{Wire: provider.WireResponses, Body: body}
 	call, err := h.Completions.Open(r.Context(), req.in)
 	if err != nil {
 		return err
@@ -55,46 +57,58 @@ func (h *Handler) Responses(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return httpapi.Quiet(err)
 	}
-	obj.model, obj.secureai = c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
 	openaiapi.ReportHeaders(w, call, c.Served, report)
-	b := obj.appendWhole(nil, c.Response.Body)
+	var b []byte
+	if c.Response.Native {
+		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
+	} else {
+		obj.model, obj.secureai = c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
+		b = obj.appendWhole(nil, c.Response.Body)
+	}
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)
 	httpapi.SendAnswer(w)
 	return nil
 }
 
+// stream answers with the Responses event stream: the provider's own events when the serving
+// provider speaks Responses (passed through), else the events written from its chat chunks.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request, obj *object) error {
 	st, report, err := call.Stream(r.Context())
 	if err != nil {
 		return httpapi.Quiet(err)
 	}
 	defer st.Close()
-	obj.model, obj.secureai = st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, req.dropped)
+	c, err := st.Next() // the first chunk, already in hand
+	dropped := req.dropped
+	if c.Native {
+		dropped = nil // nothing was translated
+	}
+	obj.model, obj.secureai = st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, dropped)
 	openaiapi.ReportHeaders(w, call, st.Served, report)
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
 	ev := newEvents(out, obj)
-	if ev.start() != nil {
+	if !c.Native && ev.start() != nil {
 		return nil
 	}
-	for {
-		c, err := st.Next()
-		switch {
-		case err == io.EOF:
-			_ = ev.finish()
-			return nil
-		case errors.Is(err, chain.ErrCanceled):
-			return nil
-		case err != nil:
-			in := completion.AsInterruption(err)
-			httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",
-				identity.RequestID(r.Context()), "code", in.Code, "err", err)
-			_ = ev.fail(in.Message)
-			return nil
+	for ; err == nil; c, err = st.Next() {
+		write := ev.chunk
+		if c.Native {
+			write = ev.native
 		}
-		if ev.chunk(c.Data) != nil {
+		if write(c.Data) != nil {
 			return nil // the caller went away; Close cancels the upstream call
 		}
 	}
+	switch {
+	case err == io.EOF:
+		_ = ev.finish()
+	case !errors.Is(err, chain.ErrCanceled):
+		in := completion.AsInterruption(err)
+		httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",
+			identity.RequestID(r.Context()), "code", in.Code, "err", err)
+		_ = ev.fail(in.Message)
+	}
+	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/secureai-gateway/gateway/internal/api/chatanswer"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
@@ -28,6 +31,8 @@ type events struct {
 	reason string
 	usage  *chatanswer.Usage
 	buf    []byte
+	// passthrough: the provider's own events went out, ending with its own response.completed.
+	passthrough bool
 }
 
 type kind uint8
@@ -70,6 +75,24 @@ func (e *events) start() error {
 		}
 	}
 	return nil
+}
+
+// responseEvents are the events that carry the Response object.
+var responseEvents = map[string]bool{"response.created": true, "response.in_progress": true, "response.completed": true,
+	"response.incomplete": true, "response.failed": true, "response.queued": true}
+
+// native sends one of the provider's own events as it came; the Response objects carry the served
+// model's catalog name and the report.
+func (e *events) native(data []byte) error {
+	e.passthrough = true
+	f := gjson.GetManyBytes(data, "type", "sequence_number")
+	if f[1].Exists() {
+		e.seq = int(f[1].Int()) + 1 // an interruption's response.failed comes next
+	}
+	if responseEvents[f[0].Str] {
+		data = openaiapi.StampReport(data, "response", e.obj.model, e.obj.secureai)
+	}
+	return e.out.Event(f[0].Str, data)
 }
 
 // chunk sends what one chat chunk adds.
@@ -171,6 +194,9 @@ func (e *events) done() error {
 
 // finish ends a whole answer with response.completed (or incomplete, for a length cut).
 func (e *events) finish() error {
+	if e.passthrough {
+		return nil // the provider's response.completed went out
+	}
 	if err := e.done(); err != nil {
 		return err
 	}
