@@ -115,6 +115,7 @@ type Outcome struct {
 // Failover is one transition of a chain, with who made the request.
 type Failover struct {
 	RequestID string
+	Surface   string // the API the request came through, as Input.Surface
 	Key       *apikey.Key
 	chain.Transition
 }
@@ -176,7 +177,7 @@ func (c *Call) engine() chain.Engine {
 			if inner != nil {
 				inner(ctx, t)
 			}
-			obs.FailedOver(ctx, Failover{RequestID: c.requestID, Key: c.key, Transition: t})
+			obs.FailedOver(ctx, Failover{RequestID: c.requestID, Surface: c.Input.Surface, Key: c.key, Transition: t})
 		}
 	}
 	if c.Plan.HedgeAfter > 0 {

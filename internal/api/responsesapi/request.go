@@ -29,7 +29,7 @@ type echo struct {
 // fields are the members read in read's one pass, in this order.
 var fields = [...]string{"input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "max_output_tokens",
 	"temperature", "top_p", "stream", "text", "reasoning", "user", "metadata", "previous_response_id", "background",
-	"conversation", "model", "models", "fallback_models", "redundancy", "smltp_policy", "user_id"}
+	"conversation", "model", "models", "fallback_models", "redundancy", "smltp_policy", "user_id", "fallbacks"}
 
 // read validates body as a Responses request and translates it into the Chat Completions body
 // every attempt of the chain translates afresh for its provider (SPEC 12). The gateway keeps no
@@ -68,6 +68,9 @@ func read(body []byte) (*request, error) {
 		}
 	}
 	spec, err := chain.SpecOf(f[16], f[17], f[18], f[19])
+	if err == nil {
+		err = spec.LiteLLMFallbacks(f[22])
+	}
 	if err != nil {
 		return nil, err
 	}
