@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
 func TestBuiltinIsValid(t *testing.T) {
@@ -15,6 +17,26 @@ func TestBuiltinIsValid(t *testing.T) {
 	m := c.Models["openai/gpt-5-nano"]
 	if m == nil || m.Name != "openai/gpt-5-nano" || m.Provider != "openai" || m.Upstream == "" {
 		t.Fatalf("openai/gpt-5-nano: %+v", m)
+	}
+}
+
+// Issue 34.3: requests' model names are bounded (chain.ValidModelName); every built-in name is
+// within the bound, and so is each upstream id sent through a provider with any_model.
+func TestEveryBuiltinModelCanBeNamedByARequest(t *testing.T) {
+	c := Builtin()
+	for _, name := range c.ModelNames() {
+		m := c.Models[name]
+		if !chain.ValidModelName(name) {
+			t.Errorf("%s is refused as a model name", name)
+		}
+		for _, d := range append([]*Model{m}, m.Deployed()...) {
+			if d.Upstream == "" {
+				continue // a model with deployments: each of them has its upstream id
+			}
+			if viaAny := d.Provider + "/" + d.Upstream; !chain.ValidModelName(viaAny) {
+				t.Errorf("%s is refused as a model name (%s through any_model)", viaAny, name)
+			}
+		}
 	}
 }
 
@@ -67,6 +89,7 @@ func TestLoad(t *testing.T) {
 		{"model-without-definition", `{"models": {"openai/x": null}}`, `"openai/x" has no definition`},
 		{"unknown-provider", `{"models": {"nowhere/x": {"upstream": "x"}}}`, `provider "nowhere"`},
 		{"no-upstream", `{"models": {"openai/x": {"pricing": {}}}}`, `"openai/x" has no upstream id`},
+		{"name-a-request-cannot-send", `{"models": {"openai/gpt 5": {"upstream": "gpt-5"}}}`, `"openai/gpt 5": a request cannot name it`},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package chain_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -128,6 +129,59 @@ func TestParseSpec_Rejects(t *testing.T) {
 			_, err := chain.ParseSpec([]byte(tc.body))
 			wantInputError(t, err, tc.field)
 		})
+	}
+}
+
+// Issue 34.3: a model name is bounded at validation, for every provider (an any_model provider
+// admits any name): too long, or a character outside ASCII letters, digits and / . _ - : @ +, is
+// a 400 naming the field, wherever the name is sent.
+func TestParseSpec_ModelNamesAreBounded(t *testing.T) {
+	bad := map[string]string{
+		"a megabyte":               "loose/" + strings.Repeat("a", 1<<20),
+		"one byte over":            "loose/" + strings.Repeat("a", chain.MaxModelName-len("loose/")+1),
+		"a NUL":                    "loose/a\x00b",
+		"a right-to-left override": "loose/\u202egpt",
+		"a space":                  "loose/gpt 5",
+		"a newline":                "loose/gpt\n5",
+		"a non-ASCII letter":       "loose/gpt-é",
+		"a quote":                  `loose/gpt"5`,
+	}
+	for what, name := range bad {
+		q, _ := json.Marshal(name) // as a client sends it: NUL, newline and quote escaped
+		for _, tc := range []struct{ body, field string }{
+			{`{"model":` + string(q) + `}`, "model"},
+			{`{"models":["a",` + string(q) + `]}`, "models[1]"},
+			{`{"models":[{"model":` + string(q) + `}]}`, "models[0].model"},
+			{`{"model":"a","fallback_models":["b","c",` + string(q) + `]}`, "fallback_models[2]"},
+			{`{"model":"a","fallback_models":[{"model":` + string(q) + `,"timeout_ms":1000}]}`, "fallback_models[0].model"},
+		} {
+			t.Run(what+" in "+tc.field, func(t *testing.T) {
+				_, err := chain.ParseSpec([]byte(tc.body))
+				wantInputError(t, err, tc.field)
+				if len(err.Error()) > 200 {
+					t.Errorf("the error quotes the name back: %.300s", err)
+				}
+			})
+		}
+	}
+	for _, name := range []string{
+		"loose/" + strings.Repeat("a", chain.MaxModelName-len("loose/")),
+		"bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+		"bedrock/arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0",
+		"openrouter/anthropic/claude-3.5-sonnet:beta",
+		"ollama/llama3.2:latest",
+		"together/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+		"openai/ft:gpt-4o-mini-2024-07-18:acme::AbC123",
+		"vertex/claude-3-5-sonnet@20240620",
+		"hf/org/model+lora",
+	} {
+		if !chain.ValidModelName(name) {
+			t.Errorf("%q is refused; it is a real provider's id", name)
+		}
+		s, err := chain.ParseSpec([]byte(`{"model":"` + name + `","fallback_models":["` + name + `"]}`))
+		if err != nil || s.Model != name || s.Fallbacks[0].Model != name {
+			t.Errorf("%q: %+v, %v", name, s, err)
+		}
 	}
 }
 
