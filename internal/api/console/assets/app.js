@@ -114,8 +114,15 @@ $("signin-form").addEventListener("submit", async (ev) => {
   startSession();
 });
 
+// Sign-out says what happened: signed out (or the session had ended already), or — the session
+// still alive on the server — that it failed, with the page kept to try again.
 $("signout").addEventListener("click", async () => {
-  try { await session("DELETE"); sessionEnded("Signed out."); } catch (e) { banner("Sign-out failed: " + e.message); }
+  let res;
+  try { res = await session("DELETE"); } catch (e) { banner("Sign-out failed: " + e.message); return; }
+  if (res.ok) return sessionEnded("Signed out.");
+  const d = await res.json().catch(() => ({}));
+  if (res.status === 401) return sessionEnded("Signed out (your session had already ended).");
+  banner(`Sign-out failed: ${d.error || "Error " + res.status}: ${d.message || "try again"}. You are still signed in.`);
 });
 
 // ---------- router ----------
