@@ -232,6 +232,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	shot("playground")
 
+	// The same chain through the agent surfaces: each stream's report and text reach the page.
+	for _, surface := range []string{"messages", "responses"} {
+		run("failover on "+surface, chromedp.SetValue(id("pg-surface"), surface), chromedp.Click(id("pg-send")),
+			waitText("#pg-attempts", "server_error"), waitText("#pg-answer", "demo provider"))
+		if served, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("pg-answer").dataset.served`)); err != nil || served != "demo/ok" {
+			t.Errorf("%s: the playground's answer came from %q (%v), want demo/ok", surface, served, err)
+		}
+	}
+	run("back to chat", chromedp.SetValue(id("pg-surface"), "chat"))
+
 	// A chain whose every model fails: the caller's 502, with its attempts.
 	run("exhausted chain", chromedp.SetValue(id("pg-m2"), "demo/refused"), chromedp.Click(id("pg-send")),
 		waitText("#pg-error", "502"), waitText("#pg-attempts", "connection_error"))
@@ -250,23 +260,23 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the limited key's calls answered %v, want the third refused (429)", codes)
 	}
 
-	// The overview counts the five chat requests made (the playground's failover and exhausted
-	// chain, the limited key's two served calls and its refusal: 3 served, 2 failed), the two
-	// failovers, the exhausted chain and the refusal (the audit log is written in the background,
+	// The overview counts the seven chat requests made (the playground's failover on each of the
+	// three surfaces and its exhausted chain, the limited key's two served calls and its refusal:
+	// 5 served, 2 failed), the four failovers, the exhausted chain and the refusal (the audit log is written in the background,
 	// the request counts every 200 ms in tests: reload until they show).
 	run("overview", page("overview"), chromedp.WaitVisible(id("ov-range")),
 		waitFor(`(() => { const n = (id) => document.getElementById(id)?.textContent;
-			if (n("ov-requests") === "5" && n("ov-failovers") === "2" && n("ov-exhausted") === "1" && n("ov-refusals") === "1") return true;
+			if (n("ov-requests") === "7" && n("ov-failovers") === "4" && n("ov-exhausted") === "1" && n("ov-refusals") === "1") return true;
 			document.getElementById("ov-range").dispatchEvent(new Event("change")); return false; })()`),
 		waitText("#ov-models", "demo/error-500"), waitText("#ov-reasons", "server_error"),
 		chromedp.WaitVisible(css("#ov-chart-failovers rect.bar")), chromedp.WaitVisible(css("#ov-chart-exhausted rect.bar3")),
 		chromedp.WaitVisible(css("#ov-chart-refusals rect.bar2")), chromedp.WaitVisible(css("#ov-chart-requests rect.bar4")),
-		waitText("#ov-cards", "3 served, 2 failed"))
+		waitText("#ov-cards", "5 served, 2 failed"))
 	shot("overview")
 	for _, r := range []string{"hour", "week"} {
 		run("overview over the last "+r, chromedp.SetValue(id("ov-range"), r), js(`document.getElementById("ov-range").dispatchEvent(new Event("change"))`),
 			waitFor(`document.getElementById("ov-exhausted")?.textContent === "1" && document.getElementById("ov-refusals")?.textContent === "1" &&
-				document.getElementById("ov-requests")?.textContent === "5"`))
+				document.getElementById("ov-requests")?.textContent === "7"`))
 	}
 	run("overview at phone width", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css("#ov-chart-exhausted rect.bar3")))
 	shot("overview-phone")
