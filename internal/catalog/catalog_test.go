@@ -56,6 +56,22 @@ func TestLoad(t *testing.T) {
 			t.Fatalf("%v, %d models", err, len(c.Models))
 		}
 	})
+	t.Run("aliases-name-chains", func(t *testing.T) {
+		c, err := Load(write(t, `{"aliases": {"claude-sonnet-4-5": {"models": ["anthropic/claude-sonnet-4", "openai/gpt-5-nano", "anthropic/claude-sonnet-4"], "first_token_timeout_ms": 99}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := c.Aliases["claude-sonnet-4-5"]
+		if a == nil || len(a.Models) != 2 || a.FirstTokenTimeoutMS != 500 {
+			t.Errorf("alias %+v: want two distinct models and the timeout clamped to 500 ms", a)
+		}
+		for _, bad := range []string{`{"aliases": {"x": {"models": []}}}`, `{"aliases": {"x": null}}`,
+			`{"aliases": {"x": {"models": ["a/1", "a/2", "a/3", "a/4"]}}}`, `{"aliases": {"x": {"models": ["a/1"], "on": ["sometimes"]}}}`} {
+			if _, err := Load(write(t, bad)); err == nil || !strings.Contains(err.Error(), `alias "x"`) {
+				t.Errorf("%s: error %v, want one naming the alias", bad, err)
+			}
+		}
+	})
 	t.Run("overlay-adds-and-overrides", func(t *testing.T) {
 		c, err := Load(write(t, `{
 			"providers": {"groq": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "api_key_env": "GROQ_API_KEY"},

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -288,5 +289,43 @@ func (s *Spec) LiteLLMFallbacks(v gjson.Result) error {
 		return err
 	}
 	s.Fallbacks = fallbacks
+	return nil
+}
+
+// Header names of the chain for clients that can set headers but not body members (Claude Code's
+// ANTHROPIC_CUSTOM_HEADERS, Codex's http_headers): comma-separated model names.
+const (
+	HeaderModels         = "X-SecureAI-Models"
+	HeaderFallbackModels = "X-SecureAI-Fallback-Models"
+)
+
+// FromHeaders sets the chain from the values of HeaderModels and HeaderFallbackModels when the
+// body named none: a body member is the more explicit, and wins. The names are judged as the
+// body's are, errors naming the header.
+func (s *Spec) FromHeaders(models, fallbacks string) error {
+	if s.Models != nil || s.Fallbacks != nil || (models == "" && fallbacks == "") {
+		return nil
+	}
+	if models != "" && fallbacks != "" {
+		return &InputError{Field: HeaderFallbackModels, Message: "cannot be combined with " + HeaderModels + "; send one chain"}
+	}
+	field, list := HeaderModels, models
+	if fallbacks != "" {
+		field, list = HeaderFallbackModels, fallbacks
+	}
+	names := strings.Split(list, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	raw, _ := json.Marshal(names) // strings always marshal
+	entries, err := parseEntries(field, gjson.ParseBytes(raw))
+	if err != nil {
+		return err
+	}
+	if field == HeaderModels {
+		s.Models = entries
+	} else {
+		s.Fallbacks = entries
+	}
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/tidwall/gjson"
 )
 
 // wantInputError asserts err is an *chain.InputError naming field.
@@ -281,5 +283,105 @@ func checkMS(t *testing.T, what string, v, lo, hi int) {
 	t.Helper()
 	if v != 0 && (v < lo || v > hi) {
 		t.Fatalf("accepted %s = %d outside %d..%d", what, v, lo, hi)
+	}
+}
+
+// Clients that can set headers but not body members name their chain in X-SecureAI-Models or
+// X-SecureAI-Fallback-Models; a chain in the body wins, and bad names are refused naming the
+// header.
+func TestChainFromHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, models, fallbacks string
+		wantModels, wantFallbacks    []string
+		wantErr                      string
+	}{
+		{name: "fallbacks", body: `{"model":"a/x"}`, fallbacks: "b/y, c/z", wantFallbacks: []string{"b/y", "c/z"}},
+		{name: "models", body: `{"model":"a/x"}`, models: "b/y,c/z", wantModels: []string{"b/y", "c/z"}},
+		{name: "the body wins", body: `{"model":"a/x","fallback_models":["d/w"]}`, fallbacks: "b/y", wantFallbacks: []string{"d/w"}},
+		{name: "both headers", body: `{"model":"a/x"}`, models: "b/y", fallbacks: "c/z", wantErr: chain.HeaderFallbackModels},
+		{name: "bad name", body: `{"model":"a/x"}`, fallbacks: "b/y,\u202ebad", wantErr: chain.HeaderFallbackModels + "[1]"},
+		{name: "empty entry", body: `{"model":"a/x"}`, fallbacks: "b/y,", wantErr: chain.HeaderFallbackModels + "[1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := chain.ParseSpec([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.FromHeaders(tc.models, tc.fallbacks)
+			if tc.wantErr != "" {
+				var ie *chain.InputError
+				if !errors.As(err, &ie) || !strings.HasPrefix(ie.Field, tc.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := func(es []chain.Entry) (out []string) {
+				for _, e := range es {
+					out = append(out, e.Model)
+				}
+				return out
+			}
+			if !slices.Equal(names(s.Models), tc.wantModels) || !slices.Equal(names(s.Fallbacks), tc.wantFallbacks) {
+				t.Errorf("models %v fallbacks %v, want %v %v", names(s.Models), names(s.Fallbacks), tc.wantModels, tc.wantFallbacks)
+			}
+		})
+	}
+}
+
+// LiteLLM's fallbacks member is this gateway's fallback_models when it is a list of names;
+// anything else, or beside a chain of the gateway's own, is refused naming it.
+func TestLiteLLMFallbacks(t *testing.T) {
+	for _, tc := range []struct {
+		body    string
+		want    []string
+		wantErr bool
+	}{
+		{body: `{"model":"a/x","fallbacks":["b/y","c/z"]}`, want: []string{"b/y", "c/z"}},
+		{body: `{"model":"a/x","fallbacks":null}`},
+		{body: `{"model":"a/x","fallbacks":[{"a/x":["b/y"]}]}`, wantErr: true},
+		{body: `{"model":"a/x","fallbacks":"b/y"}`, wantErr: true},
+		{body: `{"model":"a/x","fallback_models":["b/y"],"fallbacks":["c/z"]}`, wantErr: true},
+	} {
+		s, err := chain.ParseSpec([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.LiteLLMFallbacks(gjson.Get(tc.body, "fallbacks"))
+		if tc.wantErr {
+			wantInputError(t, err, "fallbacks")
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		var got []string
+		for _, e := range s.Fallbacks {
+			got = append(got, e.Model)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: fallbacks %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
+
+// An alias stands for its chain and its options; the request's own options win.
+func TestAliasExpands(t *testing.T) {
+	a := &chain.Defaults{Models: []string{"a/x", "b/y"}, FirstTokenTimeoutMS: 20000, TimeoutMS: 90000}
+	s, err := chain.ParseSpec([]byte(`{"model":"claude-sonnet-4-5","redundancy":{"timeout_ms":5000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := chain.Resolve(a.Expand(s), nil, chain.ProjectSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Models(); !slices.Equal(got, []string{"a/x", "b/y"}) {
+		t.Errorf("chain %v, want the alias's", got)
+	}
+	if tgt := p.Targets[0]; tgt.Timeout.Milliseconds() != 5000 || tgt.FirstTokenTimeout.Milliseconds() != 20000 {
+		t.Errorf("timeouts %v / %v, want the request's 5 s and the alias's 20 s", tgt.Timeout, tgt.FirstTokenTimeout)
 	}
 }
