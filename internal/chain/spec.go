@@ -1,8 +1,8 @@
 package chain
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strings"

@@ -292,8 +292,8 @@ func checkMS(t *testing.T, what string, v, lo, hi int) {
 func TestChainFromHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, models, fallbacks string
-		wantModels, wantFallbacks    []string
-		wantErr                      string
+		wantModels, wantFallbacks     []string
+		wantErr                       string
 	}{
 		{name: "fallbacks", body: `{"model":"a/x"}`, fallbacks: "b/y, c/z", wantFallbacks: []string{"b/y", "c/z"}},
 		{name: "models", body: `{"model":"a/x"}`, models: "b/y,c/z", wantModels: []string{"b/y", "c/z"}},
