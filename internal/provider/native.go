@@ -41,15 +41,21 @@ var gatewayFields = map[string]bool{"model": true, "models": true, "fallback_mod
 // untouched — no decoding, no re-encoding — thinking signatures and cache_control included.
 func (n *Native) NativeBody(model string, stream bool) []byte {
 	out := make([]byte, 0, len(n.Body)+64)
-	out = strconv.AppendQuote(append(out, `{"model":`...), model)
+	out = n.AppendMembers(strconv.AppendQuote(append(out, `{"model":`...), model))
+	if stream {
+		out = append(out, `,"stream":true`...)
+	}
+	return append(out, '}')
+}
+
+// AppendMembers appends n's members that are not the gateway's own (nor model and stream), each
+// as ,"name":value — for a provider whose body wraps them its own way (Bedrock's).
+func (n *Native) AppendMembers(out []byte) []byte {
 	gjson.Parse(jsonview.String(n.Body)).ForEach(func(k, v gjson.Result) bool {
 		if !gatewayFields[k.Str] {
 			out = append(append(append(append(out, ','), k.Raw...), ':'), v.Raw...)
 		}
 		return true
 	})
-	if stream {
-		out = append(out, `,"stream":true`...)
-	}
-	return append(out, '}')
+	return out
 }

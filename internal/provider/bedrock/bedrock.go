@@ -77,6 +77,9 @@ func (a *adapter) Complete(ctx context.Context, req *provider.Request) (*provide
 	if err != nil {
 		return nil, err
 	}
+	if native(req) {
+		return a.invoke(ctx, c, req)
+	}
 	out, err := c.Converse(ctx, &bedrockruntime.ConverseInput{
 		ModelId: aws.String(req.Model), Messages: in.messages, System: in.system,
 		InferenceConfig: in.inference, ToolConfig: in.tools, OutputConfig: in.output,
@@ -91,6 +94,9 @@ func (a *adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	c, in, err := a.prepare(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if native(req) {
+		return a.invokeStream(ctx, c, req)
 	}
 	out, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
 		ModelId: aws.String(req.Model), Messages: in.messages, System: in.system,
@@ -116,8 +122,8 @@ func (a *adapter) prepare(ctx context.Context, req *provider.Request) (*bedrockr
 		return nil, nil, provider.NotConfigured(a.name, "has no usable AWS credentials (the AWS default credential chain found none)", err)
 	}
 	c, err := a.client(req.Region)
-	if err != nil {
-		return nil, nil, err
+	if err != nil || native(req) {
+		return c, nil, err // a passed-through request needs no Converse translation
 	}
 	in, err := toConverse(req.Body)
 	return c, in, err
