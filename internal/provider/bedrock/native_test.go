@@ -77,7 +77,6 @@ func chunk(anthropicEvent string) eventstream.Message {
 	return event("chunk", b)
 }
 
-
 // The streamed answer's Anthropic events come through as they are, the first content marked,
 // the usage read, ending at message_stop; an error event before content fails over.
 func TestMessagesPassThroughStream(t *testing.T) {
