@@ -21,16 +21,23 @@ type request struct {
 	dropped []string // what could not cross to the Chat Completions shape, for the report
 }
 
+// fields are the members read in read's one pass, in this order.
+var fields = [...]string{"messages", "system", "max_tokens", "stream", "temperature", "top_p", "stop_sequences", "tools",
+	"tool_choice", "model", "models", "fallback_models", "redundancy", "smltp_policy", "user_id", "fallbacks"}
+
+// uncrossable are the top-level members Chat Completions has no place for, read in the same pass.
+var uncrossable = [...]string{"thinking", "output_config", "context_management", "top_k", "container", "mcp_servers", "service_tier"}
+
+var readNames = append(fields[:], uncrossable[:]...)
+
 // read validates body as a Messages request and translates it into the Chat Completions body
 // every attempt of the chain translates afresh for its provider (SPEC 12). What the Messages API
 // has and Chat Completions lacks — thinking blocks and their signatures, cache_control, server
 // tools, output_config, context_management — is dropped and named in the report: one rule for
 // everything that cannot cross, never a 500.
 func read(body []byte) (*request, error) {
-	var f [16]gjson.Result
-	jsonview.Fields(f[:], jsonview.String(body), "messages", "system", "max_tokens", "stream", "temperature",
-		"top_p", "stop_sequences", "tools", "tool_choice", "model", "models", "fallback_models", "redundancy",
-		"smltp_policy", "user_id", "fallbacks")
+	var f [len(fields) + len(uncrossable)]gjson.Result
+	jsonview.Fields(f[:], jsonview.String(body), readNames...)
 	msgs, system, maxTokens, stream := f[0], f[1], f[2], f[3]
 	if !msgs.IsArray() || len(msgs.Array()) == 0 {
 		return nil, fault.Invalid("messages", "messages is required: a non-empty array of messages")
@@ -83,8 +90,8 @@ func read(body []byte) (*request, error) {
 		t.b = append(t.b, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	}
 	t.b = append(t.b, '}')
-	for _, name := range [...]string{"thinking", "output_config", "context_management", "top_k", "container", "mcp_servers", "service_tier"} {
-		if gjson.GetBytes(body, name).Exists() {
+	for i, name := range uncrossable {
+		if f[len(fields)+i].Exists() {
 			t.drop(name)
 		}
 	}
