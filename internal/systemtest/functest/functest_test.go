@@ -528,7 +528,8 @@ func decodeStreamed(t *testing.T, out []byte) response {
 }
 
 // checkContract validates an API Gateway event and the function's answer against
-// docs/openapi.yaml, as the local test gateways validate theirs.
+// docs/openapi.yaml, as the local test gateways validate theirs, and a stream's every frame
+// against the schema the document gives it.
 func checkContract(t *testing.T, event []byte, r response) {
 	t.Helper()
 	var ev events.APIGatewayProxyRequest
@@ -551,6 +552,9 @@ func checkContract(t *testing.T, event []byte, r response) {
 		}
 	}
 	openapitest.Check(t, req, body, r.status, r.header, r.body)
+	if r.status == http.StatusOK && strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		openapitest.CheckEvents(t, ev.HTTPMethod, ev.Path, r.body)
+	}
 }
 
 func check(t *testing.T, fn, kind string, r response) {
