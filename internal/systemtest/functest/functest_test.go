@@ -52,8 +52,9 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 // The events each function must have, by the suffix of events/<function>-<kind>.json.
 var (
 	chatKinds     = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
-	chatFunctions = []string{"openai-chat", "classic-chat"}
-	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
+	chatFunctions = []string{"openai-chat", "classic-chat", "messages"}
+	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds,
+		"messages": append(slices.Clip(chatKinds), "count-tokens"), "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}, "console": {"page", "not-admin"}}
 )
@@ -105,9 +106,10 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					before := fx.admitted(t)
 					resp := invoke(t, files[fn][kind])
 					// A chat request is counted against its key's limits once it is admitted
-					// (its attempts about to start); one refused before that is not.
+					// (its attempts about to start); one refused before that is not, nor is a
+					// token count, which calls no model.
 					want := 0
-					if slices.Contains(chatFunctions, fn) && !strings.HasPrefix(kind, "bad-") {
+					if slices.Contains(chatFunctions, fn) && !strings.HasPrefix(kind, "bad-") && kind != "count-tokens" {
 						want = 1
 					}
 					if got := fx.admitted(t) - before; got != want {
@@ -609,6 +611,74 @@ func check(t *testing.T, fn, kind string, r response) {
 		expectString(t, v, "messages", "error", "param")
 		expectString(t, v, "invalid_request_error", "error", "type")
 
+	case "messages/plain":
+		// Claude Code's request (x-api-key, ?beta=true): Anthropic's message object.
+		v := jsonBody(t, r, http.StatusOK)
+		expectAnthropicMessage(t, v)
+		expectString(t, v, "demo/ok", "model")
+		expectString(t, v, "end_turn", "stop_reason")
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		if fo := lookup(v, "secureai", "failover"); fo != nil {
+			t.Errorf("a plain answer from demo/ok reports a failover: %v", fo)
+		}
+		if got := r.header.Get("X-SecureAI-Failover"); got != "false" {
+			t.Errorf("X-SecureAI-Failover %q, want false", got)
+		}
+	case "messages/failover":
+		// anthropic-python's request (Authorization: Bearer) with fallback_models.
+		v := jsonBody(t, r, http.StatusOK)
+		expectAnthropicMessage(t, v)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		expectString(t, v, "demo/error-500", "secureai", "requested_model")
+		expectFailover(t, lookup(v, "secureai", "failover"))
+		if r.header.Get("X-SecureAI-Failover") != "true" || r.header.Get("X-SecureAI-Served-Model") != "demo/ok" || r.header.Get("X-SecureAI-Attempts") != "2" {
+			t.Errorf("X-SecureAI-* headers %v, want a failover to demo/ok after 2 attempts", r.header)
+		}
+	case "messages/streaming":
+		evs := anthropicEvents(t, r)
+		if len(evs) == 0 {
+			return
+		}
+		expectString(t, evs[0].data, "demo/ok", "message", "secureai", "served_model")
+		expectString(t, evs[0].data, "assistant", "message", "role")
+		var names []string
+		text := ""
+		for _, e := range evs {
+			names = append(names, e.name)
+			if s, ok := lookup(e.data, "delta", "text").(string); ok && e.name == "content_block_delta" {
+				text += s
+			}
+		}
+		want := []string{"message_start", "ping", "content_block_start"}
+		if len(names) < 6 || !slices.Equal(names[:3], want) || names[len(names)-3] != "content_block_stop" ||
+			names[len(names)-2] != "message_delta" || names[len(names)-1] != "message_stop" {
+			t.Errorf("events %v, want message_start, ping, a content block's start, deltas and stop, message_delta, message_stop", names)
+		}
+		expectString(t, evs[2].data, "text", "content_block", "type")
+		expectString(t, evs[len(evs)-2].data, "end_turn", "delta", "stop_reason")
+		if text == "" {
+			t.Error("the stream carried no text")
+		}
+	case "messages/bad-key":
+		// Claude Code retries a 401 unless told not to.
+		v := jsonBody(t, r, http.StatusUnauthorized)
+		expectString(t, v, "error", "type")
+		expectString(t, v, "authentication_error", "error", "type")
+		if got := r.header.Get("X-Should-Retry"); got != "false" {
+			t.Errorf("X-Should-Retry %q, want false", got)
+		}
+	case "messages/bad-body":
+		v := jsonBody(t, r, http.StatusBadRequest)
+		expectString(t, v, "invalid_request_error", "error", "type")
+		if msg, _ := lookup(v, "error", "message").(string); !strings.Contains(msg, "max_tokens") {
+			t.Errorf("message %q does not name the missing max_tokens", msg)
+		}
+	case "messages/count-tokens":
+		v := jsonBody(t, r, http.StatusOK)
+		if n, _ := lookup(v, "input_tokens").(float64); n < 1 {
+			t.Errorf("input_tokens = %v, want a positive estimate", lookup(v, "input_tokens"))
+		}
+
 	case "classic-chat/plain":
 		v := jsonBody(t, r, http.StatusOK)
 		expectTrue(t, v, "success")
@@ -903,6 +973,67 @@ func sseFrames(t *testing.T, r response) []any {
 		t.Errorf("no frames before [DONE]")
 	}
 	return frames
+}
+
+// sseEvent is one event of an Anthropic stream: its name and its data, decoded.
+type sseEvent struct {
+	name string
+	data any
+}
+
+// anthropicEvents checks an Anthropic event stream (each event an `event:` line and one `data:`
+// line whose type is the event's name) and returns its events.
+func anthropicEvents(t *testing.T, r response) []sseEvent {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Errorf("status %d, want 200; body %s", r.status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q, want text/event-stream", ct)
+	}
+	var evs []sseEvent
+	for frame := range strings.SplitSeq(strings.TrimSuffix(string(r.body), "\n\n"), "\n\n") {
+		head, payload, ok := strings.Cut(frame, "\n")
+		name, isEvent := strings.CutPrefix(head, "event: ")
+		payload, isData := strings.CutPrefix(payload, "data: ")
+		if !ok || !isEvent || !isData || strings.Contains(payload, "\n") {
+			t.Errorf("frame %q is not one event: line and one data: line", frame)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(payload), &v); err != nil {
+			t.Errorf("event %s: data %q is not JSON: %v", name, payload, err)
+			continue
+		}
+		if typ, _ := lookup(v, "type").(string); typ != name {
+			t.Errorf("event %s carries data of type %q", name, typ)
+		}
+		if name == "error" {
+			t.Errorf("the stream ended with an error: %s", payload)
+		}
+		evs = append(evs, sseEvent{name, v})
+	}
+	if len(evs) == 0 {
+		t.Errorf("no events in %q", r.body)
+	}
+	return evs
+}
+
+// expectAnthropicMessage checks the shape of Anthropic's message object, as its SDKs read it.
+func expectAnthropicMessage(t *testing.T, v any) {
+	t.Helper()
+	expectString(t, v, "message", "type")
+	expectString(t, v, "assistant", "role")
+	if id, _ := lookup(v, "id").(string); !strings.HasPrefix(id, "msg_") {
+		t.Errorf("id %q, want msg_…", id)
+	}
+	expectString(t, v, "text", "content", 0, "type")
+	expectNonEmpty(t, v, "content", 0, "text")
+	for _, n := range []string{"input_tokens", "output_tokens"} {
+		if _, ok := lookup(v, "usage", n).(float64); !ok {
+			t.Errorf("usage.%s = %#v, want a number", n, lookup(v, "usage", n))
+		}
+	}
 }
 
 // expectFailover checks the report of demo/error-500 failing over to demo/ok.
