@@ -3,9 +3,11 @@
 #   .venv/  moto_server, cfn-lint, sam (from requirements-test.txt)
 #   .venv-checkov/  checkov (from requirements-checkov.txt; its boto3 pin conflicts with sam's)
 #   .bin/   aws-lambda-rie, staticcheck (pinned Go modules)
+#   .agent-clients/  Claude Code and Codex CLI (npm, from scripts/agent-clients/package-lock.json)
 #   chromium (Debian package, for the console browser test; apt-get when root, else a message)
 # Idempotent and cheap on a warm machine: pip runs only when requirements-test.txt changed
-# (a stamp holds its hash), and a Go tool is rebuilt only when its pinned version changed.
+# (a stamp holds its hash), npm only when the agent clients' lock changed, and a Go tool is
+# rebuilt only when its pinned version changed.
 set -euo pipefail
 
 RIE_MOD=github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
@@ -68,6 +70,36 @@ go_tool() { # name module version
 mkdir -p "$bin"
 go_tool aws-lambda-rie "$RIE_MOD" "$RIE_VERSION"
 go_tool staticcheck "$STATICCHECK_MOD" "$STATICCHECK_VERSION"
+
+# The coding-agent CLIs the agent-client tests run (internal/systemtest/agentclients), at the exact
+# versions scripts/agent-clients/package-lock.json pins, installed with `npm ci` into a copy of that
+# folder so node_modules stays out of the tracked tree. The stamp holds the manifests' hash and
+# Node's version; after an install each CLI must print its version (Claude Code's postinstall
+# puts its native binary in place).
+clients=.agent-clients
+if ! command -v npm >/dev/null 2>&1; then
+	echo "setup-test-tools: the agent-client tests need Node.js and npm (Debian/Ubuntu: sudo apt-get install -y nodejs npm)" >&2
+	exit 1
+fi
+clients_hash="$(cat scripts/agent-clients/package.json scripts/agent-clients/package-lock.json | sha256sum | cut -d' ' -f1) $(node --version)"
+clients_stamp=$clients/.install.stamp
+if [[ ! -f $clients_stamp || $(cat "$clients_stamp") != "$clients_hash" ]]; then
+	echo "setup-test-tools: npm ci of Claude Code and Codex CLI into $clients"
+	mkdir -p "$clients"
+	cp scripts/agent-clients/package.json scripts/agent-clients/package-lock.json "$clients/"
+	(cd "$clients" && npm ci --no-audit --no-fund --loglevel=error)
+	check_home=$(mktemp -d)
+	for cli in claude codex; do
+		HOME=$check_home CODEX_HOME=$check_home DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+			"$clients/node_modules/.bin/$cli" --version >/dev/null 2>&1 || {
+			rm -rf "$check_home"
+			echo "setup-test-tools: $clients/node_modules/.bin/$cli --version failed after npm ci" >&2
+			exit 1
+		}
+	done
+	rm -rf "$check_home"
+	echo "$clients_hash" >"$clients_stamp"
+fi
 
 # Chromium, for the console's browser test (internal/api/console): the distribution's package, never
 # a browser download. Installed here when missing and this runs as root; otherwise the setup

@@ -28,6 +28,10 @@ type ProviderConfig struct {
 	// ReceiveEntitlement sends each attempt's Signed Entitlement Token to this provider (a
 	// self-hosted model server that verifies its callers); no other provider ever receives it.
 	ReceiveEntitlement bool `json:"receive_entitlement,omitempty"`
+	// Responses says an "openai" provider also serves the Responses API at base_url/responses
+	// (OpenAI does; most OpenAI-compatible servers do not): a /v1/responses request to one of its
+	// models is passed through instead of translated to Chat Completions.
+	Responses bool `json:"responses,omitempty"`
 }
 
 // Pricing is USD per one million tokens.

@@ -159,7 +159,7 @@ func NewRouter(c *Catalog, factories map[string]Factory, credential func(name st
 		if r.unavailable[name] != "" {
 			continue
 		}
-		cfg := provider.Config{Name: name, Type: pc.Type, BaseURL: pc.BaseURL, Region: pc.Region, Client: client}
+		cfg := provider.Config{Name: name, Type: pc.Type, BaseURL: pc.BaseURL, Region: pc.Region, Client: client, Responses: pc.Responses}
 		if pc.APIKeyEnv != "" {
 			cfg.APIKey = credential(pc.APIKeyEnv)
 		}

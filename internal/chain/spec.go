@@ -220,3 +220,30 @@ func parseMS(field string, v gjson.Result, lo, hi int) (int, error) {
 	}
 	return int(v.Num), nil
 }
+
+// LiteLLMFallbacks honours LiteLLM's fallbacks member, which clients written for LiteLLM send: a
+// list of model names is this gateway's fallback_models; anything else, or beside models or
+// fallback_models, is refused naming it — never passed on to a provider as if it were the
+// provider's.
+func (s *Spec) LiteLLMFallbacks(v gjson.Result) error {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil
+	}
+	if s.Models != nil || s.Fallbacks != nil {
+		return &InputError{Field: "fallbacks", Message: "is LiteLLM's name for fallback_models; send one of them, not both or beside models"}
+	}
+	ok := v.IsArray()
+	v.ForEach(func(_, m gjson.Result) bool {
+		ok = m.Type == gjson.String
+		return ok
+	})
+	if !ok {
+		return &InputError{Field: "fallbacks", Message: "must be a list of model names (LiteLLM's fallbacks; this gateway's field is fallback_models)"}
+	}
+	fallbacks, err := parseEntries("fallbacks", v)
+	if err != nil {
+		return err
+	}
+	s.Fallbacks = fallbacks
+	return nil
+}

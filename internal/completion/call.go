@@ -27,6 +27,9 @@ type Input struct {
 	// MaxTokens is the output the request allows (the larger of max_tokens and
 	// max_completion_tokens), read by the surface in its one pass over the body; 0 when unset.
 	MaxTokens int
+	// Native is the caller's request in its own wire (the Messages and Responses surfaces): an
+	// attempt to a provider of that wire passes it through instead of translating Body.
+	Native *provider.Native
 }
 
 // Call is a completion admitted to run: its caller, its resolved chain and its policy. Run it
@@ -115,6 +118,7 @@ type Outcome struct {
 // Failover is one transition of a chain, with who made the request.
 type Failover struct {
 	RequestID string
+	Surface   string // the API the request came through, as Input.Surface
 	Key       *apikey.Key
 	chain.Transition
 }
@@ -176,7 +180,7 @@ func (c *Call) engine() chain.Engine {
 			if inner != nil {
 				inner(ctx, t)
 			}
-			obs.FailedOver(ctx, Failover{RequestID: c.requestID, Key: c.key, Transition: t})
+			obs.FailedOver(ctx, Failover{RequestID: c.requestID, Surface: c.Input.Surface, Key: c.key, Transition: t})
 		}
 	}
 	if c.Plan.HedgeAfter > 0 {

@@ -68,6 +68,7 @@ func lineWith(rep chain.Report, s chain.Status) chain.Attempt {
 func (c *Call) request(ctx context.Context, t chain.Target) (catalog.Route, *provider.Request, error) {
 	route := c.routeOf(t)
 	req := newRequest(route, c.Input.Body)
+	req.Native = c.Input.Native
 	var err error
 	if req.OnSend, err = c.govern(ctx, t, route); err != nil {
 		return route, nil, err

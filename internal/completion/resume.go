@@ -141,7 +141,10 @@ func (st *Stream) UsageByModel() []ModelUsage {
 func (st *Stream) resumeOnNext() bool {
 	r := st.resume
 	var in *Interruption
-	if r == nil || r.model != "" || r.inTool || !errors.As(st.err, &in) || in.Code == "deadline_exceeded" || st.parent.Err() != nil {
+	// A provider's own events passed through (a Messages or Responses stream to a provider of
+	// that wire) cannot be spliced with another model's chat chunks: such a stream ends with the
+	// interruption, as any stream does without on_interrupt.
+	if r == nil || r.model != "" || r.inTool || st.native || !errors.As(st.err, &in) || in.Code == "deadline_exceeded" || st.parent.Err() != nil {
 		return false
 	}
 	c := st.call

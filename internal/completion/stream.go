@@ -25,6 +25,7 @@ type Stream struct {
 	pending  []provider.Chunk
 	up       provider.Stream
 	ended    bool // the provider finished before or with the first token
+	native   bool // the provider's own events pass through (provider.Chunk.Native)
 	finished bool // a finish_reason went by
 	stall    time.Duration
 	timer    *time.Timer
@@ -167,6 +168,7 @@ func (st *Stream) track(c provider.Chunk) {
 	if c.Finish {
 		st.finished = true
 	}
+	st.native = st.native || c.Native
 }
 
 // Ready reports whether the next chunk is already at hand, so a writer may hold its flush.

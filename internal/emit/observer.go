@@ -37,12 +37,13 @@ func (o Observer) FailedOver(ctx context.Context, f completion.Failover) {
 	}
 	o.Publisher.Publish(ctx, event.ModelFailoverEvent(event.Failover{
 		FailedModel: f.Failed, FailedProvider: f.FailedProvider, Reason: string(f.Reason), NextModel: f.Next, NextProvider: f.NextProvider,
-		LatencyMs: f.Latency.Milliseconds(), Subject: s, Time: at,
+		LatencyMs: f.Latency.Milliseconds(), Endpoint: endpoints[f.Surface], Subject: s, Time: at,
 	}, at))
 }
 
-// endpoints names each surface's route in limit events.
-var endpoints = map[string]string{"openai": "/v1/chat/completions", "classic": "/chat/completions"}
+// endpoints names each surface's route in its events.
+var endpoints = map[string]string{"openai": "/v1/chat/completions", "classic": "/chat/completions",
+	"messages": "/v1/messages", "responses": "/v1/responses"}
 
 // Finished implements completion.Observer: a request refused by the key's request limit, its
 // points or its budget is an api:limit_reached event (a provider's 429 is not), and a chain that

@@ -120,6 +120,8 @@ type Failover struct {
 	NextModel      string `json:"nextModel"`
 	NextProvider   string `json:"nextProvider,omitempty"`
 	LatencyMs      int64  `json:"latencyMs"` // how long the failed attempt took
+	// Endpoint is the route the request came through, e.g. "/v1/messages".
+	Endpoint string `json:"endpoint,omitempty"`
 	Subject
 	Time time.Time `json:"time"` // when the attempt failed
 }

@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/messagesapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
-// TestEveryKindOnBothSurfaces walks every error kind through the OpenAI and the classic envelope
+// TestEveryKindOnEverySurface walks every error kind through the OpenAI (chat and Responses), the
+// Anthropic and the classic envelope
 // and checks the status against SPEC section 11 and each surface's error shape.
-func TestEveryKindOnBothSurfaces(t *testing.T) {
+func TestEveryKindOnEverySurface(t *testing.T) {
 	// SPEC 11, plus the statuses the contract names elsewhere (402 quota, 409/422 idempotency,
 	// 413, 501 without an idempotency store).
 	spec := map[fault.Kind]int{
@@ -35,7 +37,15 @@ func TestEveryKindOnBothSurfaces(t *testing.T) {
 		fault.MethodNotAllowed: "false", fault.Unprocessable: "false", fault.TooLarge: "false", fault.QuotaExceeded: "false",
 		fault.UpstreamRejected: "false", fault.UpstreamAuth: "false", fault.ModelUnavailable: "false", fault.NotImplemented: "false",
 		fault.Conflict: "true", fault.RequestTimeout: "true", fault.RateLimited: "true", fault.ChainRateLimited: "true",
-		fault.ChainExhausted: "true", fault.Unavailable: "true", fault.CircuitOpen: "true",
+		fault.ChainExhausted: "false", fault.Unavailable: "true", fault.CircuitOpen: "true",
+	}
+	// Anthropic's types and statuses on /v1/messages: the same statuses but an exhausted chain's,
+	// which is Anthropic's 529 overloaded_error.
+	anthropicTypes := map[fault.Kind]string{
+		fault.InvalidRequest: "invalid_request_error", fault.Unauthenticated: "authentication_error",
+		fault.Forbidden: "permission_error", fault.NotFound: "not_found_error", fault.TooLarge: "request_too_large",
+		fault.RateLimited: "rate_limit_error", fault.ChainRateLimited: "rate_limit_error", fault.QuotaExceeded: "billing_error",
+		fault.ChainExhausted: "overloaded_error", fault.Internal: "api_error", fault.Unavailable: "api_error",
 	}
 	attempts := []chain.Attempt{{Model: "a/x", Status: chain.Failed, Reason: chain.ServerError, LatencyMS: 3}}
 	for _, k := range fault.Kinds() {
@@ -68,6 +78,32 @@ func TestEveryKindOnBothSurfaces(t *testing.T) {
 				t.Errorf("OpenAI envelope = %s", rec.Body)
 			}
 		})
+		t.Run("messages/"+k.String(), func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			messagesapi.Render(rec, req, err)
+			var body struct {
+				Type  string `json:"type"`
+				Error struct {
+					Type     string          `json:"type"`
+					Message  string          `json:"message"`
+					Attempts []chain.Attempt `json:"attempts"`
+				} `json:"error"`
+			}
+			status := want
+			if k == fault.ChainExhausted {
+				status = messagesapi.StatusOverloaded
+			}
+			check(t, rec, status, &body)
+			if got, want := rec.Header().Get("X-Should-Retry"), shouldRetry[k]; got != want {
+				t.Errorf("x-should-retry %q, want %q", got, want)
+			}
+			if body.Type != "error" || body.Error.Message != "what went wrong" || body.Error.Type == "" || len(body.Error.Attempts) != 1 {
+				t.Errorf("Anthropic envelope = %s", rec.Body)
+			}
+			if typ, ok := anthropicTypes[k]; ok && body.Error.Type != typ {
+				t.Errorf("error type %q, want %q", body.Error.Type, typ)
+			}
+		})
 		t.Run("classic/"+k.String(), func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			classicapi.Render(rec, req, err)
@@ -83,6 +119,27 @@ func TestEveryKindOnBothSurfaces(t *testing.T) {
 				t.Errorf("classic envelope = %s", rec.Body)
 			}
 		})
+	}
+}
+
+// An all-rate-limited chain tells a client to come back only when a provider said when; an
+// exhausted chain never (the gateway has tried every model already).
+func TestAnExhaustedChainIsNotRetriedWithoutRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		kind  fault.Kind
+		after time.Duration
+		want  string
+	}{
+		{fault.ChainRateLimited, 0, "false"}, {fault.ChainRateLimited, 2 * time.Second, "true"},
+		{fault.ChainExhausted, 0, "false"}, {fault.ChainExhausted, 2 * time.Second, "false"},
+	} {
+		for _, render := range []func(http.ResponseWriter, *http.Request, error){openaiapi.Render, messagesapi.Render} {
+			rec := httptest.NewRecorder()
+			render(rec, httptest.NewRequest("POST", "/", nil), fault.New(tc.kind, "", "all failed").WithRetryAfter(tc.after))
+			if got := rec.Header().Get("X-Should-Retry"); got != tc.want {
+				t.Errorf("%v with Retry-After %v: x-should-retry %q, want %q", tc.kind, tc.after, got, tc.want)
+			}
+		}
 	}
 }
 

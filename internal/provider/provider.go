@@ -24,6 +24,9 @@ type Request struct {
 	// OnSend, when set, sees every upstream HTTP request of this attempt just before it is sent.
 	// Nil costs nothing.
 	OnSend SendHook
+	// Native is the caller's request in its own wire, for a surface other than Chat Completions;
+	// nil on the chat surfaces. An adapter of that wire sends it instead of translating Body.
+	Native *Native
 }
 
 // SendHook is called exactly once per upstream HTTP request with the request's final body: the
@@ -62,8 +65,10 @@ type Usage struct {
 
 // Response is a complete, non-streamed answer.
 type Response struct {
-	Body  []byte // an OpenAI chat.completion object
+	Body  []byte // an OpenAI chat.completion object, or the provider's own answer when Native
 	Usage Usage
+	// Native is true for an answer in the wire of Request.Native, passed through.
+	Native bool
 }
 
 // Chunk is one streamed event, already in OpenAI chat.completion.chunk form.
@@ -80,6 +85,9 @@ type Chunk struct {
 	UsageOnly bool
 	// Finish is true when the chunk carries a finish_reason.
 	Finish bool
+	// Native is true for an event of Request.Native's wire, passed through: Data is the event's
+	// data, whose type member names it.
+	Native bool
 }
 
 // Stream yields chunks. Recv returns io.EOF once the stream is complete; any other error is an
@@ -181,4 +189,7 @@ type Config struct {
 	Region  string // default region (Bedrock)
 	// Client is shared by every HTTP provider so connections are pooled process-wide.
 	Client *http.Client
+	// Responses: an "openai" provider that also serves the Responses API (passthrough of
+	// /v1/responses requests).
+	Responses bool
 }

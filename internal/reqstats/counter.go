@@ -123,8 +123,10 @@ func (c *Counter) FailedOver(context.Context, completion.Failover) {}
 // model's answer was served.
 func (c *Counter) Finished(_ context.Context, o completion.Outcome) {
 	s, out := OpenAI, Served
-	if o.Surface == "classic" {
-		s = Classic
+	for i, name := range surfaceNames {
+		if name == o.Surface {
+			s = Surface(i)
+		}
 	}
 	if o.Err != nil {
 		out = Failed

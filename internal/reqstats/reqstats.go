@@ -20,8 +20,10 @@ type Surface uint8
 
 // Surfaces.
 const (
-	OpenAI  Surface = iota // POST /v1/chat/completions
-	Classic                // POST /chat/completions
+	OpenAI    Surface = iota // POST /v1/chat/completions
+	Classic                  // POST /chat/completions
+	Messages                 // POST /v1/messages
+	Responses                // POST /v1/responses
 	nSurfaces
 )
 
@@ -36,7 +38,7 @@ const (
 )
 
 var (
-	surfaceNames = [nSurfaces]string{"openai", "classic"}
+	surfaceNames = [nSurfaces]string{"openai", "classic", "messages", "responses"}
 	outcomeNames = [nOutcomes]string{"served", "failed"}
 )
 

@@ -55,8 +55,10 @@ var retry = map[fault.Kind]bool{
 	fault.InvalidRequest: false, fault.Unauthenticated: false, fault.Forbidden: false, fault.NotFound: false,
 	fault.MethodNotAllowed: false, fault.Unprocessable: false, fault.TooLarge: false, fault.QuotaExceeded: false,
 	fault.UpstreamRejected: false, fault.UpstreamAuth: false, fault.ModelUnavailable: false, fault.NotImplemented: false,
-	fault.Conflict: true, fault.RequestTimeout: true, fault.RateLimited: true, fault.ChainRateLimited: true,
-	fault.ChainExhausted: true, fault.Unavailable: true,
+	fault.Conflict: true, fault.RequestTimeout: true, fault.RateLimited: true, fault.Unavailable: true,
+	// The gateway has already tried every model of an exhausted chain: a client's own retries
+	// would run the whole chain again (the OpenAI SDKs three times, Claude Code eleven).
+	fault.ChainExhausted: false,
 }
 
 // ShouldRetry is the x-should-retry header OpenAI's SDKs read before their own retry rules (SPEC
@@ -68,6 +70,9 @@ func ShouldRetry(e *fault.Error) string {
 		return "false"
 	case e.K == fault.CircuitOpen && e.RetryAfter > 0:
 		return "true" // a breaker that closes at a known time
+	case e.K == fault.ChainRateLimited:
+		// Every model was rate limited: worth coming back only when a provider said when.
+		return strconv.FormatBool(e.RetryAfter > 0)
 	}
 	r, ok := retry[e.K]
 	if !ok {

@@ -136,6 +136,15 @@ func Fail(w http.ResponseWriter, r *http.Request, render Render, err error) {
 	render(w, r, err)
 }
 
+// Quiet is what a handler returns for a completion that failed before anything was sent: nil
+// when the caller has gone (nobody to answer), else err for the route's envelope.
+func Quiet(err error) error {
+	if errors.Is(err, chain.ErrCanceled) {
+		return nil
+	}
+	return err
+}
+
 // Logger is l, or the default logger when an endpoint was built without one.
 func Logger(l *slog.Logger) *slog.Logger {
 	if l != nil {

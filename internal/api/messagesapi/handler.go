@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -22,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
 // Surface names this API to completion observers, events and metrics.
@@ -44,6 +44,7 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.in.Native = &provider.Native{Wire: provider.WireMessages, Body: body, Beta: r.Header.Get("Anthropic-Beta")}
 	call, err := h.Completions.Open(r.Context(), req.in)
 	if err != nil {
 		return err
@@ -53,23 +54,19 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, report, err := call.Complete(r.Context())
 	if err != nil {
-		return quiet(err)
+		return httpapi.Quiet(err)
 	}
-	sec := openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
-	setHeaders(w, call, c.Served, report)
-	b := appendMessage(nil, messageID(r), c.Served, c.Response.Body, sec)
+	openaiapi.ReportHeaders(w, call, c.Served, report)
+	var b []byte
+	if c.Response.Native {
+		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
+	} else {
+		b = appendMessage(nil, messageID(r), c.Served, c.Response.Body, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped))
+	}
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)
 	httpapi.SendAnswer(w)
 	return nil
-}
-
-// quiet is nil for a caller that went away (nobody to answer), else err.
-func quiet(err error) error {
-	if errors.Is(err, chain.ErrCanceled) {
-		return nil
-	}
-	return err
 }
 
 // messageID is the answer's id: the request's, so a message can be found in the logs.
@@ -77,54 +74,45 @@ func messageID(r *http.Request) string {
 	return "msg_" + strings.TrimPrefix(identity.RequestID(r.Context()), "req_")
 }
 
-// setHeaders tells a client that reads no body (or cannot parse secureai) what happened.
-func setHeaders(w http.ResponseWriter, call *completion.Call, served string, report chain.Report) {
-	h := w.Header()
-	h.Set("X-SecureAI-Served-Model", served)
-	h.Set("X-SecureAI-Requested-Model", call.Plan.Targets[0].Model)
-	h.Set("X-SecureAI-Attempts", strconv.Itoa(len(report.Attempts)))
-	h.Set("X-SecureAI-Failover", strconv.FormatBool(report.Occurred))
-}
-
+// stream answers with Anthropic's event stream: the provider's own events when the serving
+// model speaks Messages (passed through), else the events written from its chat chunks.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request) error {
 	st, report, err := call.Stream(r.Context())
 	if err != nil {
-		return quiet(err)
+		return httpapi.Quiet(err)
 	}
 	defer st.Close()
-	setHeaders(w, call, st.Served, report)
+	c, err := st.Next() // the first chunk, already in hand
+	dropped := req.dropped
+	if c.Native {
+		dropped = nil // nothing was translated
+	}
+	openaiapi.ReportHeaders(w, call, st.Served, report)
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
-	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, req.dropped))
-	if ev.start() != nil {
+	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, dropped))
+	if !c.Native && ev.start() != nil {
 		return nil
 	}
-	for {
-		c, err := st.Next()
-		if err != nil {
-			h.end(r, ev, err)
-			return nil
+	for ; err == nil; c, err = st.Next() {
+		write := ev.chunk
+		if c.Native {
+			write = ev.native
 		}
-		if ev.chunk(c.Data) != nil {
+		if write(c.Data) != nil {
 			return nil // the caller went away; Close cancels the upstream call
 		}
 	}
-}
-
-// end finishes the stream: message_delta and message_stop for a whole answer, an error event for
-// one interrupted after its first token (SPEC 12: never a silent truncation).
-func (h *Handler) end(r *http.Request, ev *events, err error) {
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		_ = ev.finish()
-		return
+	case !errors.Is(err, chain.ErrCanceled):
+		in := completion.AsInterruption(err)
+		httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",
+			identity.RequestID(r.Context()), "code", in.Code, "err", err)
+		_ = ev.fail(in.Message)
 	}
-	if errors.Is(err, chain.ErrCanceled) {
-		return
-	}
-	in := completion.AsInterruption(err)
-	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",
-		identity.RequestID(r.Context()), "code", in.Code, "err", err)
-	_ = ev.fail(in.Message)
+	return nil
 }
 
 // CountTokens serves POST /v1/messages/count_tokens, which Claude Code calls to size its

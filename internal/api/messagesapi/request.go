@@ -27,10 +27,10 @@ type request struct {
 // tools, output_config, context_management — is dropped and named in the report: one rule for
 // everything that cannot cross, never a 500.
 func read(body []byte) (*request, error) {
-	var f [15]gjson.Result
+	var f [16]gjson.Result
 	jsonview.Fields(f[:], jsonview.String(body), "messages", "system", "max_tokens", "stream", "temperature",
 		"top_p", "stop_sequences", "tools", "tool_choice", "model", "models", "fallback_models", "redundancy",
-		"smltp_policy", "user_id")
+		"smltp_policy", "user_id", "fallbacks")
 	msgs, system, maxTokens, stream := f[0], f[1], f[2], f[3]
 	if !msgs.IsArray() || len(msgs.Array()) == 0 {
 		return nil, fault.Invalid("messages", "messages is required: a non-empty array of messages")
@@ -47,6 +47,9 @@ func read(body []byte) (*request, error) {
 		}
 	}
 	spec, err := chain.SpecOf(f[9], f[10], f[11], f[12])
+	if err == nil {
+		err = spec.LiteLLMFallbacks(f[15])
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,11 @@ package messagesapi
 import (
 	"strconv"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/secureai-gateway/gateway/internal/api/chatanswer"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
@@ -33,6 +36,8 @@ type events struct {
 	reason string // the Chat Completions finish_reason, once one came
 	usage  chatanswer.Usage
 	buf    []byte
+	// passthrough: the provider's own events went out, ending with its own message_stop.
+	passthrough bool
 }
 
 func newEvents(out *httpapi.SSE, id, model string, secureai []byte) *events {
@@ -54,6 +59,17 @@ func (e *events) start() error {
 		return err
 	}
 	return e.send("ping", append(e.buf, `{"type":"ping"}`...))
+}
+
+// native sends one of the provider's own events as it came; its message_start carries the served
+// model's catalog name and the report.
+func (e *events) native(data []byte) error {
+	e.passthrough = true
+	typ := gjson.GetBytes(data, "type").String()
+	if typ == "message_start" {
+		data = openaiapi.StampReport(data, "message", e.model, e.secureai)
+	}
+	return e.out.Event(typ, data)
 }
 
 // chunk sends what one chat chunk adds.
@@ -125,6 +141,9 @@ func (e *events) stop() error {
 
 // finish ends a whole answer.
 func (e *events) finish() error {
+	if e.passthrough {
+		return nil // the provider's message_stop went out
+	}
 	if err := e.stop(); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/tidwall/sjson"
 )
 
 // ModelLister lists the models that can serve now.
@@ -79,6 +81,32 @@ func ReportJSON(call *completion.Call, served string, report chain.Report, usage
 	return b
 }
 
+// StampReport gives a provider's own answer object passed through (at the path at of obj, ""
+// for obj itself) the served model's catalog name and the secureai report, as every answer
+// carries them.
+func StampReport(obj []byte, at, served string, sec []byte) []byte {
+	if at != "" {
+		at += "."
+	}
+	if b, err := sjson.SetBytes(obj, at+"model", served); err == nil {
+		obj = b
+	}
+	if b, err := sjson.SetRawBytes(obj, at+"secureai", sec); err == nil {
+		obj = b
+	}
+	return obj
+}
+
+// ReportHeaders tells a client that reads no body, or cannot parse secureai, what happened: the
+// served and requested models, the attempts made and whether the chain failed over.
+func ReportHeaders(w http.ResponseWriter, call *completion.Call, served string, report chain.Report) {
+	h := w.Header()
+	h.Set("X-SecureAI-Served-Model", served)
+	h.Set("X-SecureAI-Requested-Model", call.Plan.Targets[0].Model)
+	h.Set("X-SecureAI-Attempts", strconv.Itoa(len(report.Attempts)))
+	h.Set("X-SecureAI-Failover", strconv.FormatBool(report.Occurred))
+}
+
 // Chat serves POST /v1/chat/completions.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request) {
 	body, err := httpapi.ReadJSONObject(w, r, h.MaxBody)
@@ -111,6 +139,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion
 		return
 	}
 	sec := secureaiJSON(call, c.Served, report, nil)
+	ReportHeaders(w, call, c.Served, report)
 	answer := oaiwire.Find(c.Response.Body)
 	httpapi.StartAnswer(w, answer.Len(c.Served, "secureai", sec))
 	_ = answer.Write(w, c.Served, "secureai", sec)
@@ -125,6 +154,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	}
 	defer st.Close()
 	sec := secureaiJSON(call, st.Served, report, nil)
+	ReportHeaders(w, call, st.Served, report)
 	out := httpapi.StartSSE(w)
 	out.Coalesce(st.Ready)
 	for {

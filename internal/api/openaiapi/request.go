@@ -46,10 +46,10 @@ func Read(body []byte) (completion.Input, error) {
 // called, and keeps what the completion needs of them; the policy is completion.Open's to
 // resolve, the chain's models its to check.
 func read(body []byte) (*request, error) {
-	var f [13]gjson.Result
+	var f [14]gjson.Result
 	jsonview.Fields(f[:], jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
 		"temperature", "top_p", "max_tokens", "max_completion_tokens",
-		"model", "models", "fallback_models", "redundancy")
+		"model", "models", "fallback_models", "redundancy", "fallbacks")
 	if p := checkMessages(f[0]); p != nil {
 		return nil, p
 	}
@@ -71,6 +71,9 @@ func read(body []byte) (*request, error) {
 	in.in.Policy, in.in.UserID = strings.Clone(f[3].Str), strings.Clone(f[4].Str) // kept past the body's view
 	var err error
 	if in.in.Chain, err = chain.SpecOf(f[firstChain], f[firstChain+1], f[firstChain+2], f[firstChain+3]); err != nil {
+		return nil, err
+	}
+	if err = in.in.Chain.LiteLLMFallbacks(f[firstChain+4]); err != nil {
 		return nil, err
 	}
 	return in, nil

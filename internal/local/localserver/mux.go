@@ -15,13 +15,14 @@ import (
 	"github.com/secureai-gateway/gateway/internal/endpoint/policycheck"
 	"github.com/secureai-gateway/gateway/internal/endpoint/public"
 	"github.com/secureai-gateway/gateway/internal/endpoint/receipts"
+	"github.com/secureai-gateway/gateway/internal/endpoint/responses"
 	"github.com/secureai-gateway/gateway/internal/endpoint/usage"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
 
 // Endpoints are every endpoint a function serves, in the order the local server mounts them.
 func Endpoints() []gateway.Endpoint {
-	return []gateway.Endpoint{models.Endpoint, openaichat.Endpoint, messages.Endpoint, classicchat.Endpoint, policycheck.Endpoint,
+	return []gateway.Endpoint{models.Endpoint, openaichat.Endpoint, messages.Endpoint, responses.Endpoint, classicchat.Endpoint, policycheck.Endpoint,
 		admin.Endpoint, usage.Endpoint, public.Endpoint, receipts.Endpoint, console.Endpoint}
 }
 

@@ -45,7 +45,8 @@ func New(cfg provider.Config) (provider.Provider, error) {
 			return a.apiError(status, e.Get("type").String(), e.Get("message").String())
 		},
 	}
-	return &translate.Provider{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse}, nil
+	return &translate.Provider{Send: a.send, Translate: translateResponse, NewStream: a.newStream, MaxResponse: maxResponse,
+		Native: provider.WireMessages, NativeAnswer: nativeAnswer, NativeStream: a.nativeStream}, nil
 }
 
 // send translates and posts the request; a failed answer comes back as a classified error.
@@ -53,13 +54,21 @@ func (a *adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if a.key == "" {
 		return nil, provider.NotConfigured(a.name, "has no credential configured", nil)
 	}
-	body, err := buildBody(req.Body, req.Model, stream)
-	if err != nil {
-		return nil, err
-	}
 	header := a.header
 	if stream {
 		header = a.streamHeader
+	}
+	if req.NativeIn(provider.WireMessages) {
+		// A Messages request passes through: the caller's bytes, and the betas its shape needs.
+		if b := req.Native.Beta; b != "" {
+			header = header.Clone()
+			header.Set("Anthropic-Beta", b)
+		}
+		return a.http.Post(ctx, a.url, req.Native.NativeBody(req.Model, stream), header, req.OnSend)
+	}
+	body, err := buildBody(req.Body, req.Model, stream)
+	if err != nil {
+		return nil, err
 	}
 	return a.http.Post(ctx, a.url, body, header, req.OnSend)
 }

@@ -20,6 +20,9 @@ const maxResponse = 32 << 20
 // Provider calls one OpenAI-compatible endpoint.
 type Provider struct {
 	endpoint string
+	// responses is the provider's Responses API, where /v1/responses requests pass through; ""
+	// when it serves none (they are translated to Chat Completions).
+	responses string
 	http     provider.HTTPCaller
 	// header and streamHeader are sent on every plain and streamed call.
 	header, streamHeader http.Header
@@ -41,6 +44,9 @@ func New(cfg provider.Config) (provider.Provider, error) {
 			},
 		},
 	}
+	if cfg.Responses {
+		p.responses = cfg.BaseURLOr(defaultBaseURL) + "/responses"
+	}
 	if cfg.APIKey != "" {
 		p.header.Set("Authorization", "Bearer "+cfg.APIKey)
 		p.streamHeader.Set("Authorization", "Bearer "+cfg.APIKey)
@@ -58,6 +64,9 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
+	if p.native(req) {
+		return nativeAnswer(body)
+	}
 	if !gjson.ValidBytes(body) || !gjson.GetBytes(body, "choices").IsArray() {
 		return nil, &provider.Error{Reason: chain.ServerError, Status: resp.StatusCode, Message: "provider returned a malformed completion"}
 	}
@@ -74,17 +83,28 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
+	if p.native(req) {
+		return nativeStream(ctx, resp.Body), nil
+	}
 	return newStream(resp.Body), nil
 }
 
+// native reports whether req is a Responses request this provider takes as it is.
+func (p *Provider) native(req *provider.Request) bool {
+	return p.responses != "" && req.NativeIn(provider.WireResponses)
+}
+
 func (p *Provider) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, error) {
-	body, err := upstreamBody(req, stream)
-	if err != nil {
-		return nil, err
-	}
 	header := p.header
 	if stream {
 		header = p.streamHeader
+	}
+	if p.native(req) {
+		return p.http.Post(ctx, p.responses, req.Native.NativeBody(req.Model, stream), header, req.OnSend)
+	}
+	body, err := upstreamBody(req, stream)
+	if err != nil {
+		return nil, err
 	}
 	return p.http.Post(ctx, p.endpoint, body, header, req.OnSend)
 }

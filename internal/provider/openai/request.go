@@ -33,7 +33,7 @@ func upstreamBody(req *provider.Request, stream bool) ([]byte, error) {
 			hasModel = true
 			out = append(strconv.AppendQuote(append(out, `"model":`...), req.Model), ',')
 			return true
-		case "models", "fallback_models", "redundancy", "smltp_policy", "user_id":
+		case "models", "fallback_models", "fallbacks", "redundancy", "smltp_policy", "user_id":
 			return true
 		case "stream", "stream_options":
 			if stream {

@@ -21,6 +21,13 @@ type Provider struct {
 	NewStream func(ctx context.Context, body io.ReadCloser, model string, created int64) provider.Stream
 	// MaxResponse bounds a non-streamed answer read into memory.
 	MaxResponse int64
+
+	// Native, when set, is the wire the provider speaks itself: a request carrying it in
+	// Request.Native is passed through (Send sends Native's body) and its answer is the
+	// provider's own, read by NativeAnswer and NativeStream instead of being translated.
+	Native       provider.Wire
+	NativeAnswer func(raw []byte) (*provider.Response, error)
+	NativeStream func(ctx context.Context, body io.ReadCloser) provider.Stream
 }
 
 // Complete implements provider.Provider.
@@ -33,6 +40,9 @@ func (t *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
+	if t.Native != "" && req.NativeIn(t.Native) {
+		return t.NativeAnswer(raw)
+	}
 	return t.Translate(raw, req.Model, time.Now().Unix())
 }
 
@@ -41,6 +51,9 @@ func (t *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	resp, err := t.Send(ctx, req, true)
 	if err != nil {
 		return nil, err
+	}
+	if t.Native != "" && req.NativeIn(t.Native) {
+		return t.NativeStream(ctx, resp.Body), nil
 	}
 	return t.NewStream(ctx, resp.Body, req.Model, time.Now().Unix()), nil
 }
