@@ -129,8 +129,11 @@ func (rw *recorder) whole() bool {
 }
 
 // streamEnds begin the frame that ends a whole stream on each surface: Chat Completions' (and
-// the classic surface's) [DONE], and the Messages API's message_stop (it sends no [DONE]).
-var streamEnds = [][]byte{doneFrame, []byte("event: message_stop\n")}
+// the classic surface's) [DONE], the Messages API's message_stop, the Responses API's
+// response.completed or response.incomplete (a length cut, as a whole chat answer with
+// finish_reason length is); neither of the last two sends [DONE].
+var streamEnds = [][]byte{doneFrame, []byte("event: message_stop\n"), []byte("event: response.completed\n"),
+	[]byte("event: response.incomplete\n")}
 
 // endsWhole reports whether the last frame of the SSE body b is one of streamEnds.
 func endsWhole(b []byte) bool {
