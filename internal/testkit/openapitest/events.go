@@ -12,9 +12,10 @@ import (
 
 // CheckEvents validates each frame of a stream that method path answered with 200 against the
 // document's description of that stream: x-sse-events names the schema of each event's data
-// (Anthropic's named events), x-sse-data the schema of every data line (OpenAI's unnamed
-// frames; `[DONE]` is the terminator). An event the document does not name, or a frame that does
-// not match its schema, fails t.
+// (the Messages and Responses APIs' named events; "*" any other event, such as a provider's own
+// passed through), x-sse-data the schema of every data line (Chat Completions' unnamed frames;
+// `[DONE]` is the terminator). An event the document does not name, or a frame that does not
+// match its schema, fails t.
 func CheckEvents(t testing.TB, method, path string, body []byte) {
 	t.Helper()
 	rt, err := router()
@@ -52,6 +53,9 @@ func CheckEvents(t testing.TB, method, path string, body []byte) {
 		desc := data
 		if event != "" || named != nil {
 			if desc = named[event]; desc == nil {
+				desc = named["*"]
+			}
+			if desc == nil {
 				t.Errorf("docs/openapi.yaml: %s %s: the stream's event %q is not described (x-sse-events)", method, path, event)
 				continue
 			}

@@ -122,6 +122,21 @@ event: message_stop
 data: {"type":"message_stop"}
 
 `
+	const created = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1,"status":"in_progress","error":null,"incomplete_details":null,"model":"demo/ok","output":[],"usage":null,"secureai":{"served_model":"demo/ok","requested_model":"demo/ok"}}}
+
+`
+	const items = `event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"msg_0_1","status":"in_progress","role":"assistant","content":[]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_0_1","output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}
+
+`
+	const completed = `event: response.completed
+data: {"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","object":"response","created_at":1,"status":"completed","error":null,"incomplete_details":null,"model":"demo/ok","output":[{"type":"message","id":"msg_0_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi","annotations":[]}]}],"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2},"secureai":{"served_model":"demo/ok","requested_model":"demo/ok"}}}
+
+`
 	chat := `data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}],"secureai":{"served_model":"demo/ok","requested_model":"demo/ok"}}
 
 data: [DONE]
@@ -137,6 +152,10 @@ data: [DONE]
 		{"a message_start without the report fails", "/v1/messages", strings.Replace(start, `,"secureai":{"served_model":"demo/ok","requested_model":"demo/ok"}`, "", 1) + rest, "does not match"},
 		{"a delta of an unknown type fails", "/v1/messages", start + strings.Replace(rest, "text_delta", "text_deltas", 1), "does not match"},
 		{"an event the document does not name fails", "/v1/messages", start + "event: surprise\ndata: {}\n\n", "not described"},
+		{"a whole Responses stream passes", "/v1/responses", created + items + completed, ""},
+		{"a provider's own event passes through", "/v1/responses", created + "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"sequence_number\":1,\"delta\":\"…\"}\n\n", ""},
+		{"a response.created without the report fails", "/v1/responses", strings.Replace(created, `,"secureai":{"served_model":"demo/ok","requested_model":"demo/ok"}`, "", 1) + items + completed, "does not match"},
+		{"a text delta without its item fails", "/v1/responses", created + strings.Replace(items, `"item_id":"msg_0_1",`, "", 1) + completed, "does not match"},
 		{"a chat stream passes", "/v1/chat/completions", chat, ""},
 		{"a chat frame of the wrong object fails", "/v1/chat/completions", strings.Replace(chat, "chat.completion.chunk", "chat.completion", 1), "does not match"},
 	} {
