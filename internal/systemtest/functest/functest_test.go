@@ -52,9 +52,9 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 // The events each function must have, by the suffix of events/<function>-<kind>.json.
 var (
 	chatKinds     = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
-	chatFunctions = []string{"openai-chat", "classic-chat", "messages"}
+	chatFunctions = []string{"openai-chat", "classic-chat", "messages", "responses"}
 	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds,
-		"messages": append(slices.Clip(chatKinds), "count-tokens"), "models": {"plain", "model", "bad-key"},
+		"messages": append(slices.Clip(chatKinds), "count-tokens"), "responses": chatKinds, "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}, "console": {"page", "not-admin"}}
 )
@@ -635,7 +635,7 @@ func check(t *testing.T, fn, kind string, r response) {
 			t.Errorf("X-SecureAI-* headers %v, want a failover to demo/ok after 2 attempts", r.header)
 		}
 	case "messages/streaming":
-		evs := anthropicEvents(t, r)
+		evs := namedEvents(t, r)
 		if len(evs) == 0 {
 			return
 		}
@@ -678,6 +678,66 @@ func check(t *testing.T, fn, kind string, r response) {
 		if n, _ := lookup(v, "input_tokens").(float64); n < 1 {
 			t.Errorf("input_tokens = %v, want a positive estimate", lookup(v, "input_tokens"))
 		}
+
+	case "responses/plain":
+		// openai-python's responses.create with a string input: the Response object.
+		v := jsonBody(t, r, http.StatusOK)
+		expectResponseObject(t, v)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		if fo := lookup(v, "secureai", "failover"); fo != nil {
+			t.Errorf("a plain answer from demo/ok reports a failover: %v", fo)
+		}
+	case "responses/failover":
+		v := jsonBody(t, r, http.StatusOK)
+		expectResponseObject(t, v)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		expectString(t, v, "demo/error-500", "secureai", "requested_model")
+		expectFailover(t, lookup(v, "secureai", "failover"))
+		if r.header.Get("X-SecureAI-Failover") != "true" || r.header.Get("X-SecureAI-Served-Model") != "demo/ok" {
+			t.Errorf("X-SecureAI-* headers %v, want a failover to demo/ok", r.header)
+		}
+	case "responses/streaming":
+		// Codex's request: Codex builds its answer from the item events and takes a stream
+		// without response.completed for a disconnect.
+		evs := namedEvents(t, r)
+		if len(evs) == 0 {
+			return
+		}
+		var names []string
+		text := ""
+		for i, e := range evs {
+			names = append(names, e.name)
+			if n, _ := lookup(e.data, "sequence_number").(float64); int(n) != i {
+				t.Errorf("event %d (%s) has sequence_number %v", i, e.name, lookup(e.data, "sequence_number"))
+			}
+			if s, ok := lookup(e.data, "delta").(string); ok && e.name == "response.output_text.delta" {
+				text += s
+			}
+		}
+		want := []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"}
+		end := []string{"response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"}
+		if len(names) < len(want)+len(end)+1 || !slices.Equal(names[:len(want)], want) || !slices.Equal(names[len(names)-len(end):], end) {
+			t.Errorf("events %v, want %v, text deltas, then %v", names, want, end)
+		}
+		expectString(t, evs[0].data, "demo/ok", "response", "secureai", "served_model")
+		done := evs[len(evs)-1].data
+		expectString(t, done, "completed", "response", "status")
+		expectString(t, done, "demo/ok", "response", "secureai", "served_model")
+		expectString(t, done, text, "response", "output", 0, "content", 0, "text")
+		if text == "" {
+			t.Error("the stream carried no text")
+		}
+	case "responses/bad-key":
+		v := jsonBody(t, r, http.StatusUnauthorized)
+		expectString(t, v, "invalid_api_key", "error", "code")
+		if got := r.header.Get("X-Should-Retry"); got != "false" {
+			t.Errorf("X-Should-Retry %q, want false", got)
+		}
+	case "responses/bad-body":
+		// The gateway stores no responses: a continuation by id is a clear 400.
+		v := jsonBody(t, r, http.StatusBadRequest)
+		expectString(t, v, "previous_response_id", "error", "param")
+		expectString(t, v, "invalid_request_error", "error", "type")
 
 	case "classic-chat/plain":
 		v := jsonBody(t, r, http.StatusOK)
@@ -975,15 +1035,16 @@ func sseFrames(t *testing.T, r response) []any {
 	return frames
 }
 
-// sseEvent is one event of an Anthropic stream: its name and its data, decoded.
+// sseEvent is one event of a stream of named events: its name and its data, decoded.
 type sseEvent struct {
 	name string
 	data any
 }
 
-// anthropicEvents checks an Anthropic event stream (each event an `event:` line and one `data:`
-// line whose type is the event's name) and returns its events.
-func anthropicEvents(t *testing.T, r response) []sseEvent {
+// namedEvents checks a stream of named events, as the Messages and Responses APIs send them (each
+// event an `event:` line and one `data:` line whose type is the event's name), that ended well,
+// and returns its events.
+func namedEvents(t *testing.T, r response) []sseEvent {
 	t.Helper()
 	if r.status != http.StatusOK {
 		t.Errorf("status %d, want 200; body %s", r.status, r.body)
@@ -1008,8 +1069,8 @@ func anthropicEvents(t *testing.T, r response) []sseEvent {
 		if typ, _ := lookup(v, "type").(string); typ != name {
 			t.Errorf("event %s carries data of type %q", name, typ)
 		}
-		if name == "error" {
-			t.Errorf("the stream ended with an error: %s", payload)
+		if name == "error" || name == "response.failed" {
+			t.Errorf("the stream ended with a failure: %s", payload)
 		}
 		evs = append(evs, sseEvent{name, v})
 	}
@@ -1030,6 +1091,27 @@ func expectAnthropicMessage(t *testing.T, v any) {
 	expectString(t, v, "text", "content", 0, "type")
 	expectNonEmpty(t, v, "content", 0, "text")
 	for _, n := range []string{"input_tokens", "output_tokens"} {
+		if _, ok := lookup(v, "usage", n).(float64); !ok {
+			t.Errorf("usage.%s = %#v, want a number", n, lookup(v, "usage", n))
+		}
+	}
+}
+
+// expectResponseObject checks the shape of a whole Response object served by demo/ok, as the
+// OpenAI SDKs read it: one completed assistant message of output_text, and the usage.
+func expectResponseObject(t *testing.T, v any) {
+	t.Helper()
+	expectString(t, v, "response", "object")
+	expectString(t, v, "completed", "status")
+	expectString(t, v, "demo/ok", "model")
+	if id, _ := lookup(v, "id").(string); !strings.HasPrefix(id, "resp_") {
+		t.Errorf("id %q, want resp_…", id)
+	}
+	expectString(t, v, "message", "output", 0, "type")
+	expectString(t, v, "assistant", "output", 0, "role")
+	expectString(t, v, "output_text", "output", 0, "content", 0, "type")
+	expectNonEmpty(t, v, "output", 0, "content", 0, "text")
+	for _, n := range []string{"input_tokens", "output_tokens", "total_tokens"} {
 		if _, ok := lookup(v, "usage", n).(float64); !ok {
 			t.Errorf("usage.%s = %#v, want a number", n, lookup(v, "usage", n))
 		}

@@ -103,7 +103,7 @@ func TestFunctionsRunOnTheirOwnPolicies(t *testing.T) {
 				})
 			}
 			switch dir {
-			case "openai-chat", "classic-chat", "messages":
+			case "openai-chat", "classic-chat", "messages", "responses":
 				t.Run("idempotent-replay", func(t *testing.T) { checkReplay(t, invoke, files[dir]["streaming"], st.fx) })
 				t.Run("limit-refusal", func(t *testing.T) { st.checkLimitRefusal(t, invoke, files[dir]["plain"]) })
 			case "admin":

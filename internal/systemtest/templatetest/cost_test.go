@@ -37,7 +37,7 @@ var chatFunctions = func() []string {
 // The chat surfaces are the ones this package's rules name: if a change made them fewer, a rule
 // would quietly stop covering one.
 func TestChatFunctionsAreTheChatSurfaces(t *testing.T) {
-	for _, fn := range []string{"OpenAIChatFunction", "ClassicChatFunction", "MessagesFunction"} {
+	for _, fn := range []string{"OpenAIChatFunction", "ClassicChatFunction", "MessagesFunction", "ResponsesFunction"} {
 		if !slices.Contains(chatFunctions, fn) {
 			t.Errorf("%s is not among the chat functions %v", fn, chatFunctions)
 		}

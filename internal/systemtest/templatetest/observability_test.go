@@ -11,6 +11,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/classicapi"
 	"github.com/secureai-gateway/gateway/internal/api/messagesapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/api/responsesapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/metrics"
@@ -77,7 +78,7 @@ var subValue = regexp.MustCompile(`\$\{[^}]+\}`)
 func TestTheDashboardAndAlarmsReadTheEMFSeries(t *testing.T) {
 	series := emfSeries(t)
 	c := transformed(t, nil)
-	surfaces := []string{openaiapi.Surface, classicapi.Surface, messagesapi.Surface}
+	surfaces := []string{openaiapi.Surface, classicapi.Surface, messagesapi.Surface, responsesapi.Surface}
 
 	if ids := c.ofType("AWS::CloudWatch::Dashboard"); len(ids) != 1 {
 		t.Fatalf("dashboards %v, want one", ids)
