@@ -21,12 +21,16 @@ import (
 // keys stored before a field existed keep working, and NoLimit means none. Read them through
 // Limits, BillingModeOrDefault and SMLTPPolicies, never directly.
 type Key struct {
-	ID            string      `json:"id"`
-	Hash          string      `json:"-"`
-	Prefix        string      `json:"prefix"` // the first characters of the secret, to recognise it
-	Name          string      `json:"name"`
-	UserID        string      `json:"userId,omitempty"`
-	Admin         bool        `json:"admin"`
+	ID     string `json:"id"`
+	Hash   string `json:"-"`
+	Prefix string `json:"prefix"` // the first characters of the secret, to recognise it
+	Name   string `json:"name"`
+	UserID string `json:"userId,omitempty"`
+	Admin  bool   `json:"admin"`
+	// SessionOf is set on a console session only: the id of the admin key that opened it. A
+	// session's secret is a session secret (SessionHash), which the API never accepts, and the
+	// session acts only while that key may (keyadmin.Service.Operator).
+	SessionOf     string      `json:"sessionOf,omitempty"`
 	BillingMode   BillingMode `json:"billingMode,omitempty"`
 	DailyLimit    Limit       `json:"dailyLimit,omitempty"`
 	MonthlyLimit  Limit       `json:"monthlyLimit,omitempty"`
@@ -147,6 +151,9 @@ func (k *Key) Usable(now time.Time) bool {
 	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
 }
 
+// IsSession reports whether the record is a console session rather than an API key.
+func (k *Key) IsSession() bool { return k.SessionOf != "" }
+
 // Allows reports whether the key may call model.
 func (k *Key) Allows(model string) bool {
 	return len(k.AllowedModels) == 0 || slices.Contains(k.AllowedModels, model)
@@ -160,14 +167,31 @@ func (k *Key) MayActFor(userID string) bool {
 
 const secretHexLen = 64
 
+// The two kinds of secret differ in their prefix, so neither ever passes for the other: an API key
+// ("sk-") is the bearer credential of the API, a session secret ("cs-") the console's cookie,
+// which the API's authentication refuses as malformed before looking anything up. Both are
+// stored only as their SHA-256, under which the store finds the record.
+const (
+	keyPrefix     = "sk-"
+	sessionPrefix = "cs-"
+)
+
 // ErrMalformed reports a secret that is not "sk-" followed by 64 hex digits.
 var ErrMalformed = errors.New("apikey: malformed key (expected sk- followed by 64 lowercase hex digits)")
 
-// NewSecret returns a fresh secret "sk-<64 hex>".
-func NewSecret() string {
+// errMalformedSession reports a session secret that is not "cs-" followed by 64 hex digits.
+var errMalformedSession = errors.New("apikey: malformed session secret (expected cs- followed by 64 lowercase hex digits)")
+
+// NewSecret returns a fresh API key secret "sk-<64 hex>".
+func NewSecret() string { return newSecret(keyPrefix) }
+
+// NewSessionSecret returns a fresh console session secret "cs-<64 hex>".
+func NewSessionSecret() string { return newSecret(sessionPrefix) }
+
+func newSecret(prefix string) string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return "sk-" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // NewID returns a random key id.
@@ -177,21 +201,41 @@ func NewID() string {
 	return "key_" + hex.EncodeToString(b[:])
 }
 
-// Hash checks a secret's format and returns the hex SHA-256 that identifies it in a store.
+// Hash checks an API key's format and returns the hex SHA-256 that identifies it in a store.
 func Hash(secret string) (string, error) {
-	if len(secret) != 3+secretHexLen || secret[:3] != "sk-" {
+	if !wellFormed(keyPrefix, secret) {
 		return "", ErrMalformed
 	}
-	for i := 3; i < len(secret); i++ {
+	return sum(secret), nil
+}
+
+// SessionHash checks a session secret's format and returns the hex SHA-256 that identifies the
+// session in a store.
+func SessionHash(secret string) (string, error) {
+	if !wellFormed(sessionPrefix, secret) {
+		return "", errMalformedSession
+	}
+	return sum(secret), nil
+}
+
+func wellFormed(prefix, secret string) bool {
+	if len(secret) != len(prefix)+secretHexLen || secret[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(secret); i++ {
 		c := secret[i]
 		// Lowercase only: the hash identifies the exact secret, and an uppercase spelling of a key
 		// would be a different secret that merely looks the same.
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return "", ErrMalformed
+			return false
 		}
 	}
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:]), nil
+	return true
+}
+
+func sum(secret string) string {
+	s := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(s[:])
 }
 
 // Prefix is the part of a secret shown in listings.

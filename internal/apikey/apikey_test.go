@@ -65,6 +65,31 @@ func TestNewSecretHashes(t *testing.T) {
 	}
 }
 
+// A session secret is the console's only: the API's Hash refuses it, and an API key is no
+// session secret, so neither kind passes for the other, even with the same digits.
+func TestSessionSecretsAndAPIKeysNeverPassForEachOther(t *testing.T) {
+	session, key := NewSessionSecret(), NewSecret()
+	if !strings.HasPrefix(session, "cs-") || session == NewSessionSecret() {
+		t.Fatalf("NewSessionSecret %q: want cs- and a fresh secret each time", session)
+	}
+	if _, err := SessionHash(session); err != nil {
+		t.Errorf("SessionHash(NewSessionSecret()): %v", err)
+	}
+	if _, err := Hash(session); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Hash(a session secret) = %v, want ErrMalformed", err)
+	}
+	for _, k := range []string{key, "sk-" + session[3:]} {
+		if _, err := SessionHash(k); err == nil {
+			t.Errorf("SessionHash accepts the API key %q", k)
+		}
+	}
+	for _, bad := range []string{"", "cs-", session[:len(session)-1], session + "0", "CS-" + session[3:], "cs-" + strings.Repeat("G", 64)} {
+		if _, err := SessionHash(bad); err == nil {
+			t.Errorf("SessionHash(%q) accepted", bad)
+		}
+	}
+}
+
 func TestUsableAndAllows(t *testing.T) {
 	now := time.Now()
 	past, future := now.Add(-time.Second), now.Add(time.Hour)

@@ -247,10 +247,13 @@ func (m *Model) checkDeployments() error {
 }
 
 // Validate checks that every model (every deployment) names a known provider and has an
-// upstream id.
+// upstream id, and that a request could name it (chain.ValidModelName).
 func (c *Catalog) Validate() error {
 	for _, name := range c.ModelNames() {
 		m := c.Models[name]
+		if !chain.ValidModelName(name) {
+			return fmt.Errorf("catalog: model %q: a request cannot name it: a model name has at most %d bytes of ASCII letters, digits and / . _ - : @ +", name, chain.MaxModelName)
+		}
 		for _, d := range m.Deployments {
 			if _, ok := c.Providers[d.Provider]; !ok {
 				return fmt.Errorf("catalog: model %q has a deployment on provider %q, which is not configured", name, d.Provider)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/chain"
 )
 
 func TestBuiltinIsValid(t *testing.T) {
@@ -15,6 +17,26 @@ func TestBuiltinIsValid(t *testing.T) {
 	m := c.Models["openai/gpt-5-nano"]
 	if m == nil || m.Name != "openai/gpt-5-nano" || m.Provider != "openai" || m.Upstream == "" {
 		t.Fatalf("openai/gpt-5-nano: %+v", m)
+	}
+}
+
+// Issue 34.3: requests' model names are bounded (chain.ValidModelName); every built-in name is
+// within the bound, and so is each upstream id sent through a provider with any_model.
+func TestEveryBuiltinModelCanBeNamedByARequest(t *testing.T) {
+	c := Builtin()
+	for _, name := range c.ModelNames() {
+		m := c.Models[name]
+		if !chain.ValidModelName(name) {
+			t.Errorf("%s is refused as a model name", name)
+		}
+		for _, d := range append([]*Model{m}, m.Deployed()...) {
+			if d.Upstream == "" {
+				continue // a model with deployments: each of them has its upstream id
+			}
+			if viaAny := d.Provider + "/" + d.Upstream; !chain.ValidModelName(viaAny) {
+				t.Errorf("%s is refused as a model name (%s through any_model)", viaAny, name)
+			}
+		}
 	}
 }
 
@@ -32,6 +54,22 @@ func TestLoad(t *testing.T) {
 		c, err := Load("")
 		if err != nil || len(c.Models) != len(Builtin().Models) {
 			t.Fatalf("%v, %d models", err, len(c.Models))
+		}
+	})
+	t.Run("aliases-name-chains", func(t *testing.T) {
+		c, err := Load(write(t, `{"aliases": {"claude-sonnet-4-5": {"models": ["anthropic/claude-sonnet-4", "openai/gpt-5-nano", "anthropic/claude-sonnet-4"], "first_token_timeout_ms": 99}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := c.Aliases["claude-sonnet-4-5"]
+		if a == nil || len(a.Models) != 2 || a.FirstTokenTimeoutMS != 500 {
+			t.Errorf("alias %+v: want two distinct models and the timeout clamped to 500 ms", a)
+		}
+		for _, bad := range []string{`{"aliases": {"x": {"models": []}}}`, `{"aliases": {"x": null}}`,
+			`{"aliases": {"x": {"models": ["a/1", "a/2", "a/3", "a/4"]}}}`, `{"aliases": {"x": {"models": ["a/1"], "on": ["sometimes"]}}}`} {
+			if _, err := Load(write(t, bad)); err == nil || !strings.Contains(err.Error(), `alias "x"`) {
+				t.Errorf("%s: error %v, want one naming the alias", bad, err)
+			}
 		}
 	})
 	t.Run("overlay-adds-and-overrides", func(t *testing.T) {
@@ -67,6 +105,7 @@ func TestLoad(t *testing.T) {
 		{"model-without-definition", `{"models": {"openai/x": null}}`, `"openai/x" has no definition`},
 		{"unknown-provider", `{"models": {"nowhere/x": {"upstream": "x"}}}`, `provider "nowhere"`},
 		{"no-upstream", `{"models": {"openai/x": {"pricing": {}}}}`, `"openai/x" has no upstream id`},
+		{"name-a-request-cannot-send", `{"models": {"openai/gpt 5": {"upstream": "gpt-5"}}}`, `"openai/gpt 5": a request cannot name it`},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {

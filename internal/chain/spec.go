@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -47,6 +48,39 @@ const (
 	MaxHedgeAfterMS        = 60000
 )
 
+// MaxModelName bounds the length of a model name a request may send, in bytes. A name becomes a
+// metric label, report lines, events, receipts and audit entries, and a provider with any_model
+// admits any name, so the bound is the request's and the same for every provider: 200 bytes hold
+// every provider's ids, Bedrock's inference-profile ARNs included.
+const MaxModelName = 200
+
+// ValidModelName reports whether name may name a model: 1 to MaxModelName bytes of ASCII
+// letters, digits and / . _ - : @ + — the characters of the catalog's names and of providers' own
+// ids (Bedrock's "us.anthropic.claude-3-5-sonnet-20241022-v2:0", OpenRouter's
+// "anthropic/claude-3.5-sonnet:beta", Ollama's "llama3.2:latest"). A space, a control character
+// or a bidirectional override (U+202E), which would make a log line or a console page lie about
+// the name, never is.
+func ValidModelName(name string) bool {
+	if name == "" || len(name) > MaxModelName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("/._-:@+", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// badModelName is the InputError of a name ValidModelName refuses; the name itself is not quoted
+// back, as it may be a megabyte long or hold characters a terminal would act on.
+func badModelName(field string) *InputError {
+	return &InputError{Field: field, Message: fmt.Sprintf("must be a model name of at most %d bytes of ASCII letters, digits and / . _ - : @ +", MaxModelName)}
+}
+
 // ParseSpec reads the chain fields (model, models, fallback_models, redundancy) of a request body.
 // Every violation is an *InputError naming the field. The API surfaces read these fields in their
 // own one pass and call SpecOf; this is for a body read for its chain alone (tests, tools).
@@ -64,6 +98,9 @@ func SpecOf(model, models, fallbacks, redundancy gjson.Result) (Spec, error) {
 	if m := model; m.Exists() && m.Type != gjson.Null {
 		if m.Type != gjson.String {
 			return s, &InputError{Field: "model", Message: "must be a string"}
+		}
+		if m.Str != "" && !ValidModelName(m.Str) { // "" is no model: Resolve says one is needed
+			return s, badModelName("model")
 		}
 		s.Model = strings.Clone(m.Str) // model names outlive the body (health, events)
 	}
@@ -117,16 +154,23 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 		if v.Str == "" {
 			return Entry{}, &InputError{Field: field, Message: "model name must not be empty"}
 		}
+		if !ValidModelName(v.Str) {
+			return Entry{}, badModelName(field)
+		}
 		return Entry{Model: strings.Clone(v.Str)}, nil
 	case v.IsObject():
 		var e Entry
 		err := forEachField(v, field, func(k, val gjson.Result) (err error) {
 			switch k.Str {
 			case "model":
-				if val.Type != gjson.String || val.Str == "" {
+				switch {
+				case val.Type != gjson.String || val.Str == "":
 					err = &InputError{Field: field + ".model", Message: "must be a non-empty string"}
+				case !ValidModelName(val.Str):
+					err = badModelName(field + ".model")
+				default:
+					e.Model = strings.Clone(val.Str)
 				}
-				e.Model = strings.Clone(val.Str)
 			case "timeout_ms":
 				e.TimeoutMS, err = parseMS(field+".timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
 			case "first_token_timeout_ms":
@@ -245,5 +289,43 @@ func (s *Spec) LiteLLMFallbacks(v gjson.Result) error {
 		return err
 	}
 	s.Fallbacks = fallbacks
+	return nil
+}
+
+// Header names of the chain for clients that can set headers but not body members (Claude Code's
+// ANTHROPIC_CUSTOM_HEADERS, Codex's http_headers): comma-separated model names.
+const (
+	HeaderModels         = "X-SecureAI-Models"
+	HeaderFallbackModels = "X-SecureAI-Fallback-Models"
+)
+
+// FromHeaders sets the chain from the values of HeaderModels and HeaderFallbackModels when the
+// body named none: a body member is the more explicit, and wins. The names are judged as the
+// body's are, errors naming the header.
+func (s *Spec) FromHeaders(models, fallbacks string) error {
+	if s.Models != nil || s.Fallbacks != nil || (models == "" && fallbacks == "") {
+		return nil
+	}
+	if models != "" && fallbacks != "" {
+		return &InputError{Field: HeaderFallbackModels, Message: "cannot be combined with " + HeaderModels + "; send one chain"}
+	}
+	field, list := HeaderModels, models
+	if fallbacks != "" {
+		field, list = HeaderFallbackModels, fallbacks
+	}
+	names := strings.Split(list, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	raw, _ := json.Marshal(names) // strings always marshal
+	entries, err := parseEntries(field, gjson.ParseBytes(raw))
+	if err != nil {
+		return err
+	}
+	if field == HeaderModels {
+		s.Models = entries
+	} else {
+		s.Fallbacks = entries
+	}
 	return nil
 }

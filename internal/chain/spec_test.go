@@ -1,12 +1,15 @@
 package chain_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
+	"github.com/tidwall/gjson"
 )
 
 // wantInputError asserts err is an *chain.InputError naming field.
@@ -131,6 +134,59 @@ func TestParseSpec_Rejects(t *testing.T) {
 	}
 }
 
+// Issue 34.3: a model name is bounded at validation, for every provider (an any_model provider
+// admits any name): too long, or a character outside ASCII letters, digits and / . _ - : @ +, is
+// a 400 naming the field, wherever the name is sent.
+func TestParseSpec_ModelNamesAreBounded(t *testing.T) {
+	bad := map[string]string{
+		"a megabyte":               "loose/" + strings.Repeat("a", 1<<20),
+		"one byte over":            "loose/" + strings.Repeat("a", chain.MaxModelName-len("loose/")+1),
+		"a NUL":                    "loose/a\x00b",
+		"a right-to-left override": "loose/\u202egpt",
+		"a space":                  "loose/gpt 5",
+		"a newline":                "loose/gpt\n5",
+		"a non-ASCII letter":       "loose/gpt-é",
+		"a quote":                  `loose/gpt"5`,
+	}
+	for what, name := range bad {
+		q, _ := json.Marshal(name) // as a client sends it: NUL, newline and quote escaped
+		for _, tc := range []struct{ body, field string }{
+			{`{"model":` + string(q) + `}`, "model"},
+			{`{"models":["a",` + string(q) + `]}`, "models[1]"},
+			{`{"models":[{"model":` + string(q) + `}]}`, "models[0].model"},
+			{`{"model":"a","fallback_models":["b","c",` + string(q) + `]}`, "fallback_models[2]"},
+			{`{"model":"a","fallback_models":[{"model":` + string(q) + `,"timeout_ms":1000}]}`, "fallback_models[0].model"},
+		} {
+			t.Run(what+" in "+tc.field, func(t *testing.T) {
+				_, err := chain.ParseSpec([]byte(tc.body))
+				wantInputError(t, err, tc.field)
+				if len(err.Error()) > 200 {
+					t.Errorf("the error quotes the name back: %.300s", err)
+				}
+			})
+		}
+	}
+	for _, name := range []string{
+		"loose/" + strings.Repeat("a", chain.MaxModelName-len("loose/")),
+		"bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+		"bedrock/arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0",
+		"openrouter/anthropic/claude-3.5-sonnet:beta",
+		"ollama/llama3.2:latest",
+		"together/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+		"openai/ft:gpt-4o-mini-2024-07-18:acme::AbC123",
+		"vertex/claude-3-5-sonnet@20240620",
+		"hf/org/model+lora",
+	} {
+		if !chain.ValidModelName(name) {
+			t.Errorf("%q is refused; it is a real provider's id", name)
+		}
+		s, err := chain.ParseSpec([]byte(`{"model":"` + name + `","fallback_models":["` + name + `"]}`))
+		if err != nil || s.Model != name || s.Fallbacks[0].Model != name {
+			t.Errorf("%q: %+v, %v", name, s, err)
+		}
+	}
+}
+
 func TestParseSpec_HugeValueReportsTheRange(t *testing.T) {
 	for _, v := range []string{"1e30", "-1e30", "9223372036854775808", "18446744073709551616000"} {
 		_, err := chain.ParseSpec([]byte(`{"model":"a","redundancy":{"timeout_ms":` + v + `}}`))
@@ -227,5 +283,105 @@ func checkMS(t *testing.T, what string, v, lo, hi int) {
 	t.Helper()
 	if v != 0 && (v < lo || v > hi) {
 		t.Fatalf("accepted %s = %d outside %d..%d", what, v, lo, hi)
+	}
+}
+
+// Clients that can set headers but not body members name their chain in X-SecureAI-Models or
+// X-SecureAI-Fallback-Models; a chain in the body wins, and bad names are refused naming the
+// header.
+func TestChainFromHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, models, fallbacks string
+		wantModels, wantFallbacks     []string
+		wantErr                       string
+	}{
+		{name: "fallbacks", body: `{"model":"a/x"}`, fallbacks: "b/y, c/z", wantFallbacks: []string{"b/y", "c/z"}},
+		{name: "models", body: `{"model":"a/x"}`, models: "b/y,c/z", wantModels: []string{"b/y", "c/z"}},
+		{name: "the body wins", body: `{"model":"a/x","fallback_models":["d/w"]}`, fallbacks: "b/y", wantFallbacks: []string{"d/w"}},
+		{name: "both headers", body: `{"model":"a/x"}`, models: "b/y", fallbacks: "c/z", wantErr: chain.HeaderFallbackModels},
+		{name: "bad name", body: `{"model":"a/x"}`, fallbacks: "b/y,\u202ebad", wantErr: chain.HeaderFallbackModels + "[1]"},
+		{name: "empty entry", body: `{"model":"a/x"}`, fallbacks: "b/y,", wantErr: chain.HeaderFallbackModels + "[1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := chain.ParseSpec([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.FromHeaders(tc.models, tc.fallbacks)
+			if tc.wantErr != "" {
+				var ie *chain.InputError
+				if !errors.As(err, &ie) || !strings.HasPrefix(ie.Field, tc.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := func(es []chain.Entry) (out []string) {
+				for _, e := range es {
+					out = append(out, e.Model)
+				}
+				return out
+			}
+			if !slices.Equal(names(s.Models), tc.wantModels) || !slices.Equal(names(s.Fallbacks), tc.wantFallbacks) {
+				t.Errorf("models %v fallbacks %v, want %v %v", names(s.Models), names(s.Fallbacks), tc.wantModels, tc.wantFallbacks)
+			}
+		})
+	}
+}
+
+// LiteLLM's fallbacks member is this gateway's fallback_models when it is a list of names;
+// anything else, or beside a chain of the gateway's own, is refused naming it.
+func TestLiteLLMFallbacks(t *testing.T) {
+	for _, tc := range []struct {
+		body    string
+		want    []string
+		wantErr bool
+	}{
+		{body: `{"model":"a/x","fallbacks":["b/y","c/z"]}`, want: []string{"b/y", "c/z"}},
+		{body: `{"model":"a/x","fallbacks":null}`},
+		{body: `{"model":"a/x","fallbacks":[{"a/x":["b/y"]}]}`, wantErr: true},
+		{body: `{"model":"a/x","fallbacks":"b/y"}`, wantErr: true},
+		{body: `{"model":"a/x","fallback_models":["b/y"],"fallbacks":["c/z"]}`, wantErr: true},
+	} {
+		s, err := chain.ParseSpec([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.LiteLLMFallbacks(gjson.Get(tc.body, "fallbacks"))
+		if tc.wantErr {
+			wantInputError(t, err, "fallbacks")
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		var got []string
+		for _, e := range s.Fallbacks {
+			got = append(got, e.Model)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: fallbacks %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
+
+// An alias stands for its chain and its options; the request's own options win.
+func TestAliasExpands(t *testing.T) {
+	a := &chain.Defaults{Models: []string{"a/x", "b/y"}, FirstTokenTimeoutMS: 20000, TimeoutMS: 90000}
+	s, err := chain.ParseSpec([]byte(`{"model":"claude-sonnet-4-5","redundancy":{"timeout_ms":5000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := chain.Resolve(a.Expand(s), nil, chain.ProjectSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Models(); !slices.Equal(got, []string{"a/x", "b/y"}) {
+		t.Errorf("chain %v, want the alias's", got)
+	}
+	if tgt := p.Targets[0]; tgt.Timeout.Milliseconds() != 5000 || tgt.FirstTokenTimeout.Milliseconds() != 20000 {
+		t.Errorf("timeouts %v / %v, want the request's 5 s and the alias's 20 s", tgt.Timeout, tgt.FirstTokenTimeout)
 	}
 }

@@ -18,8 +18,9 @@ import (
 var bodyMethods = []string{"POST", "PUT", "PATCH"}
 
 // chatBodies are the routes whose body is a chat request: its fields beyond the gateway's own
-// pass through to the provider, so an unknown one is not refused (SPEC 4).
-var chatBodies = []string{"POST /v1/chat/completions", "POST /chat/completions", "POST /policy-check"}
+// pass through to the provider, so an unknown one is not refused (SPEC 4, 12).
+var chatBodies = []string{"POST /v1/chat/completions", "POST /chat/completions", "POST /policy-check",
+	"POST /v1/messages", "POST /v1/messages/count_tokens", "POST /v1/responses"}
 
 // Every route the local server serves — walked from its route table, so a new route cannot be
 // left out — answers the same mistakes the same way, in its own envelope (OpenAI's under /v1,
@@ -119,6 +120,9 @@ func checkEnvelope(t *testing.T, path string, h http.Header, body gjson.Result, 
 	t.Helper()
 	if !strings.HasPrefix(h.Get("X-Request-Id"), "req_") {
 		t.Errorf("%s %s: no X-Request-Id", method, path)
+	}
+	if strings.HasPrefix(path, "/v1/messages") && body.Get("type").String() != "error" {
+		t.Errorf("%s %s: %s is not Anthropic's envelope", method, path, body.Raw)
 	}
 	if strings.HasPrefix(path, "/v1/") {
 		if body.Get("error.type").String() == "" || body.Get("error.message").String() == "" {

@@ -80,7 +80,8 @@ func (d *Deps) Attach(s Stores) error {
 	// process's.
 	observers := completion.Observers{emit.Observer{Publisher: events, Now: time.Now, Limits: &emit.LimitWindows{}}}
 	if s.Metrics != nil {
-		observers = append(observers, s.Metrics)
+		// Counted under catalog names: a name an any_model provider admits is the caller's choice.
+		observers = append(observers, metrics.Catalogued(s.Metrics, d.Catalog))
 	}
 	d.Observer = observers
 	if s.Counter != nil {

@@ -130,14 +130,22 @@ func (s *Service) Create(ctx context.Context, in KeyInput) (Created, error) {
 		return Created{}, err
 	}
 	fillDefaults(k)
-	if err := s.ensureUser(ctx, billing.UserID(k)); err != nil {
+	if err := s.insert(ctx, k); err != nil {
 		return Created{}, err
 	}
+	return Created{Key: k, Secret: secret}, nil
+}
+
+// insert stores a new key (or session), the user it bills created first, and audits it.
+func (s *Service) insert(ctx context.Context, k *apikey.Key) error {
+	if err := s.ensureUser(ctx, billing.UserID(k)); err != nil {
+		return err
+	}
 	if err := s.Keys.CreateKey(ctx, k); err != nil {
-		return Created{}, fmt.Errorf("keyadmin: creating key: %w", err)
+		return fmt.Errorf("keyadmin: creating key: %w", err)
 	}
 	s.audit(ctx, ActionKeyCreate, k.ID, nil, k.Clone())
-	return Created{Key: k, Secret: secret}, nil
+	return nil
 }
 
 // fillDefaults turns limits cleared by null back into their explicit defaults.
@@ -305,6 +313,11 @@ func (s *Service) Update(ctx context.Context, id string, in KeyInput) (*apikey.K
 		if k.RevokedAt != nil {
 			return fault.New(fault.Conflict, "Conflict", fmt.Sprintf("API key %s is revoked: a revoked key cannot be changed", id)).WithCode("key_revoked")
 		}
+		if k.IsSession() {
+			if err := in.sessionFixed(); err != nil {
+				return err
+			}
+		}
 		before = k.Clone()
 		if err := v.apply(k); err != nil {
 			return err
@@ -393,7 +406,8 @@ func (s *Service) SetUser(ctx context.Context, id string, p billing.UserPatch) (
 }
 
 // keepAnAdmin refuses to revoke or demote key id when it is the last usable admin key: nobody
-// could administer the gateway after (the bootstrap key is made only on an empty store).
+// could administer the gateway after (the bootstrap key is made only on an empty store). A
+// console session is no admin key of its own here: it ends with the key that opened it.
 func (s *Service) keepAnAdmin(ctx context.Context, id string) error {
 	keys, err := s.Keys.ListKeys(ctx)
 	if err != nil {
@@ -401,7 +415,7 @@ func (s *Service) keepAnAdmin(ctx context.Context, id string) error {
 	}
 	now, target, others := s.now(), false, false
 	for _, k := range keys {
-		if !k.Admin || !k.Usable(now) {
+		if !k.Admin || !k.Usable(now) || k.IsSession() {
 			continue
 		}
 		if k.ID == id {

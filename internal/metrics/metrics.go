@@ -6,8 +6,9 @@
 // the one place that decides what a request counts as) and through small hooks where the rest
 // happens (a breaker opening, a webhook delivery ending, events the publisher could not hand
 // over). Every dimension is low-cardinality — surface, model, provider, reason, status, kind —
-// and none is ever a key id, a user id or anything from a prompt: models are the catalog's names
-// (a request naming another is refused before it has a chain, so it adds no model label).
+// and none is ever a key id, a user id or anything from a prompt: models are the catalog's names,
+// and a name outside the catalog (one a provider with any_model admitted) is counted as
+// "<provider>/other" (Catalogued).
 package metrics
 
 import (

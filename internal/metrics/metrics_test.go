@@ -21,6 +21,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/breaker"
+	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
@@ -331,9 +332,16 @@ func checkEMF(t *testing.T, line string) map[string]any {
 	return rec
 }
 
+// failoverCatalog is a catalog of failover's models: the benchmarks count them as a deployment
+// does, through Catalogued.
+func failoverCatalog() *catalog.Catalog {
+	return &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{"demo": {Type: "openai"}},
+		Models: map[string]*catalog.Model{"demo/ok": {Provider: "demo", Upstream: "ok"}, "demo/error-500": {Provider: "demo", Upstream: "error-500"}}}
+}
+
 // The observer's cost per request (issue 19, item 5): go test -bench Finished ./internal/metrics
 func BenchmarkPrometheusFinished(b *testing.B) {
-	p := NewPrometheus(nil)
+	p := Catalogued(NewPrometheus(nil), failoverCatalog())
 	o := failover()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -343,7 +351,7 @@ func BenchmarkPrometheusFinished(b *testing.B) {
 }
 
 func BenchmarkEMFFinished(b *testing.B) {
-	e := NewEMF(io.Discard)
+	e := Catalogued(NewEMF(io.Discard), failoverCatalog())
 	o := failover()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -351,3 +359,93 @@ func BenchmarkEMFFinished(b *testing.B) {
 		e.Finished(ctx, o)
 	}
 }
+
+// Issue 34.3: a provider with any_model admits names its callers choose; each distinct name must
+// not become series of its own. Through Catalogued, a model outside the catalog is counted as
+// "<provider>/other" by both outputs, however many names callers send, and the report the caller
+// gets (shared with the other observers) keeps the names it had.
+func TestModelsOutsideTheCatalogAreCountedAsTheirProvidersOther(t *testing.T) {
+	cat := &catalog.Catalog{
+		Providers: map[string]catalog.ProviderConfig{"demo": {Type: "openai"}, "loose": {Type: "openai", AnyModel: true}},
+		Models:    map[string]*catalog.Model{"demo/error-500": {Provider: "demo", Upstream: "error-500"}},
+	}
+	// A chain of a catalog model and two names only the any_model provider knows: the first
+	// fails, the second serves.
+	outcome := func(n int) completion.Outcome {
+		o := failover()
+		o.Report.Attempts = []chain.Attempt{
+			{Model: "demo/error-500", Status: chain.Failed, Reason: chain.ServerError, LatencyMS: 40},
+			{Model: fmt.Sprintf("loose/a-%d", n), Status: chain.Failed, Reason: chain.Timeout, LatencyMS: 50},
+			{Model: fmt.Sprintf("loose/b-%d", n), Status: chain.Served, LatencyMS: 120},
+		}
+		o.Served = o.Report.Attempts[2].Model
+		return o
+	}
+
+	p := NewPrometheus(nil)
+	rec := Catalogued(p, cat)
+	o := outcome(0)
+	rec.Finished(context.Background(), o)
+	if o.Report.Attempts[1].Model != "loose/a-0" || o.Report.Attempts[2].Model != "loose/b-0" {
+		t.Errorf("the shared report was renamed: %+v", o.Report.Attempts)
+	}
+	series := func() (n int, labels []string) {
+		for _, f := range scrape(t, p) {
+			if !strings.HasPrefix(f.GetName(), "secureai_") {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				n++
+				for _, l := range m.GetLabel() {
+					if strings.Contains(l.GetValue(), "/") {
+						labels = append(labels, l.GetValue())
+					}
+				}
+			}
+		}
+		return n, labels
+	}
+	before, labels := series()
+	for _, l := range labels {
+		if l != "demo/error-500" && l != "loose/other" {
+			t.Errorf("a series is labelled %q, a name outside the catalog", l)
+		}
+	}
+	for n := 1; n <= 20; n++ {
+		rec.Finished(context.Background(), outcome(n))
+	}
+	if after, _ := series(); after != before {
+		t.Errorf("20 more distinct any_model names made %d series from %d", after, before)
+	}
+	families := scrape(t, p)
+	if got := sample(families, "attempts", "loose/other", "loose", "served"); got != 21 {
+		t.Errorf("served attempts of loose/other: %v, want 21", got)
+	}
+	if got := sample(families, "failovers", "demo/error-500", "loose/other", "server_error"); got != 21 {
+		t.Errorf("failovers to loose/other: %v, want 21", got)
+	}
+
+	var out bytes.Buffer
+	Catalogued(NewEMF(&out), cat).Finished(context.Background(), outcome(0))
+	r := checkEMF(t, strings.TrimSuffix(out.String(), "\n"))
+	if r["Model"] != "loose/other" || r["FailedModel"] != "demo/error-500" || r["NextModel"] != "loose/other" {
+		t.Errorf("EMF dimensions Model %v, FailedModel %v, NextModel %v; want loose/other for the names outside the catalog",
+			r["Model"], r["FailedModel"], r["NextModel"])
+	}
+
+	// A failover told as it happens is named the same way.
+	var told completion.Failover
+	Catalogued(failoverSpy{Recorder: p, got: &told}, cat).FailedOver(context.Background(),
+		completion.Failover{Transition: chain.Transition{Failed: "loose/x", Next: "demo/error-500"}})
+	if told.Failed != "loose/other" || told.Next != "demo/error-500" {
+		t.Errorf("failover told as %s → %s", told.Failed, told.Next)
+	}
+}
+
+// failoverSpy keeps the failover it is told.
+type failoverSpy struct {
+	Recorder
+	got *completion.Failover
+}
+
+func (s failoverSpy) FailedOver(_ context.Context, f completion.Failover) { *s.got = f }

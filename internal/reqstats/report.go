@@ -28,19 +28,22 @@ type CountsView struct {
 
 // BucketView is one bucket as the API shows it.
 type BucketView struct {
-	Start   time.Time  `json:"start"`
-	Total   int64      `json:"total"`
-	Served  int64      `json:"served"`
-	Failed  int64      `json:"failed"`
-	OpenAI  CountsView `json:"openai"`
-	Classic CountsView `json:"classic"`
+	Start     time.Time  `json:"start"`
+	Total     int64      `json:"total"`
+	Served    int64      `json:"served"`
+	Failed    int64      `json:"failed"`
+	OpenAI    CountsView `json:"openai"`
+	Classic   CountsView `json:"classic"`
+	Messages  CountsView `json:"messages"`
+	Responses CountsView `json:"responses"`
 }
 
 func view(b *Bucket) BucketView {
-	v := BucketView{Start: b.Start,
-		OpenAI:  CountsView{b.N[OpenAI][Served], b.N[OpenAI][Failed]},
-		Classic: CountsView{b.N[Classic][Served], b.N[Classic][Failed]}}
-	v.Served, v.Failed = v.OpenAI.Served+v.Classic.Served, v.OpenAI.Failed+v.Classic.Failed
+	of := func(s Surface) CountsView { return CountsView{b.N[s][Served], b.N[s][Failed]} }
+	v := BucketView{Start: b.Start, OpenAI: of(OpenAI), Classic: of(Classic), Messages: of(Messages), Responses: of(Responses)}
+	for s := range b.N {
+		v.Served, v.Failed = v.Served+b.N[s][Served], v.Failed+b.N[s][Failed]
+	}
 	v.Total = v.Served + v.Failed
 	return v
 }

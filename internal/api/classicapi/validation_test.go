@@ -61,6 +61,9 @@ func TestValidation(t *testing.T) {
 		{name: "message with an unknown field", body: base + `,"messages":[{"role":"user","content":"hi","name":"x"}]}`, status: 400, inMsg: "messages[0].name: unknown field"},
 		{name: "message not an object", body: base + `,"messages":["hi"]}`, status: 400, inMsg: "messages[0] must be"},
 		{name: "unknown top-level field", body: base + `,"prompt":"hi","max_token":5}`, status: 400, inMsg: "max_token: unknown field"},
+		// Issue 34.4: one answer per request, priced and reserved as one; the classic endpoint has no n.
+		{name: "n asking for several answers names n", body: base + `,"prompt":"hi","n":2}`, status: 400, inMsg: "n: unknown field"},
+		{name: "best_of names best_of", body: base + `,"prompt":"hi","best_of":2}`, status: 400, inMsg: "best_of: unknown field"},
 		{name: "temperature not a number", body: base + `,"prompt":"hi","temperature":"hot"}`, status: 400, inMsg: "temperature must be a number"},
 		{name: "max_tokens zero", body: base + `,"prompt":"hi","max_tokens":0}`, status: 400, inMsg: "max_tokens must be a positive integer"},
 		{name: "max_tokens fractional", body: base + `,"prompt":"hi","max_tokens":1.5}`, status: 400, inMsg: "max_tokens must be a positive integer"},

@@ -1,7 +1,8 @@
 // Package console serves the web console: a few static pages (embedded, no build step, nothing
 // fetched at run time) and, under /console/api/, the gateway's own API routes called in-process
 // on the operator's behalf. The browser never holds an API key: signing in trades an admin key
-// for a session (session.go), and every change sent through the console is an audit event.
+// for a session that only the console accepts (session.go), and every change sent through the
+// console is an audit event.
 package console
 
 import (
@@ -30,11 +31,12 @@ const DefaultSessionTTL = 8 * time.Hour
 // Config is what the console needs.
 type Config struct {
 	// API serves the gateway's routes (/admin/…, /usage, /policy-check, /v1/chat/completions):
-	// the console's calls go there with the session's key, exactly as a client's would.
+	// the console's calls go there as the session (httpapi.ActingAs), as a client's would but
+	// with no credential a client could send.
 	API http.Handler
-	// Keys looks up the key an operator signs in with and the session's key.
+	// Keys looks up the key an operator signs in with and the session a cookie names.
 	Keys identity.KeyFinder
-	// Sessions mints and revokes the session keys.
+	// Sessions opens sessions, checks their operator's key on every use, and revokes them.
 	Sessions *keyadmin.Service
 	// Events receives one admin:console_action event per action; nil discards them.
 	Events     event.Publisher

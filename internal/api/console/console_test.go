@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,17 +14,22 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/api/console"
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/event"
+	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 )
 
-// recorder keeps what the console published and what reached the API behind it.
+// recorder keeps what the console published, and what reached the API behind it with the key it
+// was authenticated as.
 type recorder struct {
 	mu     sync.Mutex
 	events []event.Event
 	calls  []*http.Request
+	as     []*apikey.Key
 }
 
 func (r *recorder) Publish(_ context.Context, evs ...event.Event) {
@@ -37,6 +43,7 @@ func (r *recorder) Flush(context.Context) error { return nil }
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.calls = append(r.calls, req.Clone(context.Background()))
+	r.as = append(r.as, identity.Key(req.Context()))
 	r.mu.Unlock()
 	w.WriteHeader(http.StatusAccepted)
 }
@@ -45,7 +52,8 @@ type fixture struct {
 	h             http.Handler
 	rec           *recorder
 	store         *boltstore.Store
-	admin, normal string
+	admin, normal string // secrets
+	adminID       string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -57,18 +65,36 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { store.Close() })
 	f := &fixture{rec: &recorder{}, store: store}
 	for _, k := range []struct {
-		secret *string
-		admin  bool
-	}{{&f.admin, true}, {&f.normal, false}} {
-		*k.secret = apikey.NewSecret()
+		secret, id *string
+		admin      bool
+	}{{&f.admin, &f.adminID, true}, {&f.normal, new(string), false}} {
+		*k.secret, *k.id = apikey.NewSecret(), apikey.NewID()
 		hash, _ := apikey.Hash(*k.secret)
-		if err := store.CreateKey(context.Background(), &apikey.Key{ID: apikey.NewID(), Hash: hash, Prefix: apikey.Prefix(*k.secret),
+		if err := store.CreateKey(context.Background(), &apikey.Key{ID: *k.id, Hash: hash, Prefix: apikey.Prefix(*k.secret),
 			Name: "ops", UserID: "ops", Admin: k.admin, CreatedAt: time.Now().UTC()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.h = console.New(console.Config{API: f.rec, Keys: store, Sessions: &keyadmin.Service{Keys: store, Users: store}, Events: f.rec}).Handler()
+	// The API behind the console authenticates as the gateway's does.
+	api := httpapi.Authenticate(store, func(w http.ResponseWriter, _ *http.Request, err error) {
+		w.WriteHeader(httpapi.Status(fault.From(err)))
+	}, f.rec)
+	f.h = console.New(console.Config{API: api, Keys: store, Sessions: &keyadmin.Service{Keys: store, Users: store}, Events: f.rec}).Handler()
 	return f
+}
+
+// session returns the session record c names.
+func (f *fixture) session(t *testing.T, c *http.Cookie) *apikey.Key {
+	t.Helper()
+	hash, err := apikey.SessionHash(c.Value)
+	if err != nil {
+		t.Fatalf("the cookie holds no session secret: %v", err)
+	}
+	k, err := f.store.KeyByHash(context.Background(), hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // do sends a request as a same-origin browser page would (Sec-Fetch-Site: same-origin).
@@ -163,8 +189,7 @@ func TestProxyCallsTheAPIAsTheSessionAndAuditsChanges(t *testing.T) {
 	if w := f.do("DELETE", "http://127.0.0.1/console/api/admin/circuit-breakers/key/k1?reason=fixed", "", c); w.Code != http.StatusAccepted {
 		t.Fatalf("DELETE through the console: %d %s", w.Code, w.Body)
 	}
-	playKey := apikey.NewSecret()
-	if w := f.do("POST", "http://127.0.0.1/console/api/v1/chat/completions", "{}", c, "Authorization", "Bearer "+playKey); w.Code != http.StatusAccepted {
+	if w := f.do("POST", "http://127.0.0.1/console/api/v1/chat/completions", "{}", c, "Authorization", "Bearer "+f.normal); w.Code != http.StatusAccepted {
 		t.Fatalf("POST as another key: %d %s", w.Code, w.Body)
 	}
 	f.rec.mu.Lock()
@@ -173,11 +198,18 @@ func TestProxyCallsTheAPIAsTheSessionAndAuditsChanges(t *testing.T) {
 		t.Fatalf("%d calls reached the API", len(f.rec.calls))
 	}
 	get, del, play := f.rec.calls[0], f.rec.calls[1], f.rec.calls[2]
-	if get.URL.Path != "/admin/api-keys" || get.URL.RawQuery != "limit=5" || get.Header.Get("Authorization") != "Bearer "+c.Value || get.Header.Get("Cookie") != "" {
+	// Issue 34 item 2: the console's calls are the session's with no credential on them: neither
+	// the cookie nor its secret as a bearer token.
+	if get.URL.Path != "/admin/api-keys" || get.URL.RawQuery != "limit=5" || get.Header.Get("Authorization") != "" || get.Header.Get("Cookie") != "" {
 		t.Errorf("the API got %s ?%s Authorization %q Cookie %q", get.URL.Path, get.URL.RawQuery, get.Header.Get("Authorization"), get.Header.Get("Cookie"))
 	}
-	if del.URL.Path != "/admin/circuit-breakers/key/k1" || play.Header.Get("Authorization") != "Bearer "+playKey {
-		t.Errorf("the API got %s, and the playground's call as %q", del.URL.Path, play.Header.Get("Authorization"))
+	for i, as := range f.rec.as[:2] {
+		if as == nil || as.SessionOf != f.adminID || !as.Admin {
+			t.Errorf("call %d authenticated as %+v, want the admin's session", i, as)
+		}
+	}
+	if del.URL.Path != "/admin/circuit-breakers/key/k1" || play.Header.Get("Authorization") != "Bearer "+f.normal || f.rec.as[2].IsSession() || f.rec.as[2].Admin {
+		t.Errorf("the API got %s, and the playground's call as %q (%+v)", del.URL.Path, play.Header.Get("Authorization"), f.rec.as[2])
 	}
 	var actions []string
 	for _, e := range f.rec.events {
@@ -209,13 +241,102 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 			t.Errorf("GET %s after sign-out: %d %s", target, w.Code, w.Body)
 		}
 	}
-	hash, _ := apikey.Hash(c.Value)
-	if k, err := f.store.KeyByHash(context.Background(), hash); err != nil || k.RevokedAt == nil {
-		t.Errorf("the session key after sign-out: %+v, %v", k, err)
+	if k := f.session(t, c); k.RevokedAt == nil {
+		t.Errorf("the session after sign-out: %+v", k)
 	}
 	// Only session keys can be signed out: the admin key as a cookie is no session.
 	if w := f.do("DELETE", "http://127.0.0.1/console/session", "", &http.Cookie{Name: console.CookieName, Value: f.admin}); w.Code != http.StatusUnauthorized {
 		t.Errorf("signing out an admin key's cookie: %d", w.Code)
+	}
+}
+
+// Issue 34 item 2: the cookie holds a session secret, which is no API key: it does not even sign
+// in to the console.
+func TestTheCookieIsNoAPIKey(t *testing.T) {
+	f := newFixture(t)
+	c := f.signIn(t, "http://127.0.0.1/console/session")
+	if _, err := apikey.Hash(c.Value); err == nil {
+		t.Errorf("the cookie %q is an API key", c.Value)
+	}
+	if w := f.do("POST", "http://127.0.0.1/console/session", `{"key":"`+c.Value+`"}`, nil); w.Code != http.StatusUnauthorized {
+		t.Errorf("signing in with the cookie's value: %d %s, want 401", w.Code, w.Body)
+	}
+}
+
+// Issue 34 item 1: a session ends, on its next request, when the key that opened it is revoked,
+// no longer an admin key, or expired; nothing then reaches the API.
+func TestASessionEndsWithItsOperatorsKey(t *testing.T) {
+	past := time.Now().Add(-time.Second)
+	for _, tc := range []struct {
+		name string
+		end  func(k *apikey.Key)
+	}{
+		{"revoked", func(k *apikey.Key) { k.RevokedAt = &past }},
+		{"demoted", func(k *apikey.Key) { k.Admin = false }},
+		{"expired", func(k *apikey.Key) { k.ExpiresAt = &past }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			c := f.signIn(t, "http://127.0.0.1/console/session")
+			if w := f.do("GET", "http://127.0.0.1/console/session", "", c); w.Code != http.StatusOK {
+				t.Fatalf("the session before: %d %s", w.Code, w.Body)
+			}
+			if _, err := f.store.UpdateKey(context.Background(), f.adminID, func(k *apikey.Key) error { tc.end(k); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range []string{"/console/session", "/console/api/admin/api-keys"} {
+				if w := f.do("GET", "http://127.0.0.1"+target, "", c); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "Session expired") {
+					t.Errorf("GET %s: %d %s, want 401 Session expired", target, w.Code, w.Body)
+				}
+			}
+			if len(f.rec.calls) != 0 {
+				t.Errorf("%d calls reached the API", len(f.rec.calls))
+			}
+		})
+	}
+}
+
+// Issue 34 item 1: sign-out revokes the session by its id, whatever it is called, and also when
+// its operator's key has already ended it (so that key, made an admin again, cannot revive it).
+func TestSignOutRevokesTheSessionWhateverItIsCalled(t *testing.T) {
+	f := newFixture(t)
+	renamed := f.signIn(t, "http://127.0.0.1/console/session")
+	if _, err := f.store.UpdateKey(context.Background(), f.session(t, renamed).ID, func(k *apikey.Key) error { k.Name = "not a session"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	orphaned := f.signIn(t, "http://127.0.0.1/console/session")
+	if _, err := f.store.UpdateKey(context.Background(), f.adminID, func(k *apikey.Key) error { k.Admin = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*http.Cookie{"renamed": renamed, "its operator demoted": orphaned} {
+		if w := f.do("DELETE", "http://127.0.0.1/console/session", "", c); w.Code != http.StatusNoContent {
+			t.Errorf("signing out a session %s: %d %s, want 204", name, w.Code, w.Body)
+		}
+		if k := f.session(t, c); k.RevokedAt == nil {
+			t.Errorf("a session %s, signed out, is not revoked", name)
+		}
+	}
+}
+
+// updatesFail is a key store whose writes fail, as a full disk's would.
+type updatesFail struct{ *boltstore.Store }
+
+func (updatesFail) UpdateKey(context.Context, string, func(*apikey.Key) error) (*apikey.Key, error) {
+	return nil, errors.New("disk full")
+}
+
+// Issue 34 item 6: a sign-out the store did not record says so, and leaves the browser its
+// cookie, to sign out again; the session still works meanwhile.
+func TestAFailedSignOutKeepsTheCookie(t *testing.T) {
+	f := newFixture(t)
+	c := f.signIn(t, "http://127.0.0.1/console/session")
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: updatesFail{f.store}, Users: f.store}, Events: f.rec}).Handler()
+	w := f.do("DELETE", "http://127.0.0.1/console/session", "", c)
+	if w.Code != http.StatusServiceUnavailable || len(w.Result().Cookies()) != 0 {
+		t.Errorf("a sign-out the store refused: %d, cookies %v; want 503 and the cookie kept", w.Code, w.Result().Cookies())
+	}
+	if w := f.do("GET", "http://127.0.0.1/console/session", "", c); w.Code != http.StatusOK {
+		t.Errorf("the session after a failed sign-out: %d %s", w.Code, w.Body)
 	}
 }
 

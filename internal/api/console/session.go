@@ -15,21 +15,19 @@ import (
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
-	"github.com/secureai-gateway/gateway/internal/keyadmin"
 )
 
-// A session is an admin API key of its own, minted at sign-in with the session's expiry and held
-// only in an HttpOnly cookie. The keys table is then the session table in both places (the
-// embedded store, DynamoDB): a Lambda needs no state of its own, the expiry is enforced by the
-// same authentication every API call passes, and signing out revokes the key — server-side, at
-// once, audited. The operator's own key is used once, to mint it, and never stored.
+// A session is a record of the key store opened by keyadmin.Service.StartSession: its secret, a
+// session secret (cs-…), is held only in an HttpOnly cookie, and the API refuses it as a bearer
+// credential, so the cookie reaches nothing but the console even where cookies do not tell ports
+// apart (127.0.0.1 under make run). The console checks it on every request, its operator's key
+// included (keyadmin.Service.Operator), and calls the API as the session in process
+// (httpapi.ActingAs). Both deployments keep sessions where they keep keys, so a Lambda needs no
+// state of its own, and signing out revokes the record: server-side, at once, audited. The
+// operator's own key is used once, to open the session, and never stored.
 
 // CookieName is the session cookie.
 const CookieName = "secureai_console"
-
-// sessionPrefix starts every session key's name, so the list of keys shows what each is and
-// sign-out revokes nothing else.
-const sessionPrefix = "console session: "
 
 // maxSignInBody bounds the sign-in body: a key and JSON punctuation.
 const maxSignInBody = 4 << 10
@@ -48,49 +46,31 @@ func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "that is not an API key: expected sk- followed by 64 lowercase hex digits")
 		return
 	}
-	admin, err := cn.c.Keys.KeyByHash(r.Context(), hash)
-	switch {
-	case errors.Is(err, apikey.ErrNotFound):
+	operator, err := cn.c.Keys.KeyByHash(r.Context(), hash)
+	if errors.Is(err, apikey.ErrNotFound) {
 		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "unknown API key")
 		return
-	case err != nil:
-		cn.unavailable(w, r, "sign-in", err)
-		return
-	case !admin.Usable(cn.c.Now()):
-		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "this API key is revoked or expired")
-		return
-	case !admin.Admin:
-		writeError(w, r, http.StatusForbidden, "Not an admin key",
-			"this API key is a normal key; the console needs an admin API key (cmd/admin create-key -admin, or POST /admin/api-keys with \"admin\": true)")
-		return
 	}
-	ctx := identity.WithKey(r.Context(), admin) // the session key's creation is the admin's act
-	expires := cn.c.Now().Add(cn.c.SessionTTL).UTC().Truncate(time.Second)
-	in2 := keyadmin.KeyInput{
-		Name:      keyadmin.Opt[string]{Set: true, V: sessionPrefix + admin.Name},
-		Admin:     keyadmin.Opt[bool]{Set: true, V: true},
-		ExpiresAt: keyadmin.Opt[time.Time]{Set: true, V: expires},
-		// The console's calls are the operator's, not traffic: no request limits on them.
-		DailyLimit:   keyadmin.Opt[int]{Set: true, Null: true},
-		MonthlyLimit: keyadmin.Opt[int]{Set: true, Null: true},
-		RateLimit:    keyadmin.Opt[keyadmin.RateLimitInput]{Set: true, Null: true},
-	}
-	if admin.UserID != "" {
-		in2.UserID = keyadmin.Opt[string]{Set: true, V: admin.UserID}
-	}
-	created, err := cn.c.Sessions.Create(ctx, in2)
 	if err != nil {
-		cn.unavailable(w, r, "sign-in", err)
+		cn.fail(w, r, "sign-in", err)
 		return
 	}
+	ctx := identity.WithKey(r.Context(), operator) // opening the session is the operator's act
+	now := cn.c.Now()
+	created, err := cn.c.Sessions.StartSession(ctx, operator, now.Add(cn.c.SessionTTL).Truncate(time.Second))
+	if err != nil { // a revoked, expired or normal key is refused here, saying which
+		cn.fail(w, r, "sign-in", err)
+		return
+	}
+	expires := *created.Key.ExpiresAt
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: created.Secret, Expires: expires, MaxAge: int(cn.c.SessionTTL.Seconds()),
+		Name: CookieName, Value: created.Secret, Expires: expires, MaxAge: max(1, int(expires.Sub(now).Seconds())),
 		HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode,
 		// No Path: the cookie's path is the console's own directory, whatever stage prefix the
 		// browser sees (/console locally, /<stage>/console behind API Gateway).
 	})
 	cn.audit(ctx, "sign_in", event.Target{Kind: "console_session", ID: created.Key.ID}, nil)
-	writeJSON(w, http.StatusOK, sessionJSON{Name: admin.Name, ExpiresAt: expires})
+	writeJSON(w, http.StatusOK, sessionJSON{Name: operator.Name, ExpiresAt: expires})
 }
 
 type sessionJSON struct {
@@ -98,60 +78,85 @@ type sessionJSON struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// session returns the signed-in session's key and its secret, or writes the 401 that sends the
-// browser back to the sign-in form.
-func (cn *Console) session(w http.ResponseWriter, r *http.Request) (*apikey.Key, string, bool) {
+// Why a request has no session: the page sends the operator back to the sign-in form on either.
+var (
+	errNotSignedIn = fault.New(fault.Unauthenticated, "Not signed in", "sign in with an admin API key")
+	errNoSession   = fault.New(fault.Unauthenticated, "Session expired", "your session is not valid; sign in again")
+	errSignedOut   = fault.New(fault.Unauthenticated, "Session expired", "you have signed out; sign in again")
+)
+
+// record returns the session record the request's cookie names, whether or not it may still act.
+func (cn *Console) record(r *http.Request) (*apikey.Key, error) {
 	c, err := r.Cookie(CookieName)
 	if err != nil {
-		writeError(w, r, http.StatusUnauthorized, "Not signed in", "sign in with an admin API key")
-		return nil, "", false
+		return nil, errNotSignedIn
 	}
-	hash, err := apikey.Hash(c.Value)
+	hash, err := apikey.SessionHash(c.Value)
 	if err != nil {
-		writeError(w, r, http.StatusUnauthorized, "Session expired", "your session is not valid; sign in again")
-		return nil, "", false
+		return nil, errNoSession
 	}
 	k, err := cn.c.Keys.KeyByHash(r.Context(), hash)
-	switch {
-	case errors.Is(err, apikey.ErrNotFound):
-		writeError(w, r, http.StatusUnauthorized, "Session expired", "your session is not valid; sign in again")
-		return nil, "", false
-	case err != nil:
-		cn.unavailable(w, r, "session", err)
-		return nil, "", false
-	case !k.Usable(cn.c.Now()) || !k.Admin || !strings.HasPrefix(k.Name, sessionPrefix):
-		writeError(w, r, http.StatusUnauthorized, "Session expired", "your session has ended; sign in again")
-		return nil, "", false
+	if errors.Is(err, apikey.ErrNotFound) {
+		return nil, errNoSession
 	}
-	return k, c.Value, true
+	return k, err
+}
+
+// session returns the signed-in session and the key of the operator it acts for; a fault of
+// kind Unauthenticated when the session has ended, or its operator's key has (revoked, expired,
+// or no longer an admin key).
+func (cn *Console) session(r *http.Request) (session, operator *apikey.Key, err error) {
+	k, err := cn.record(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	op, err := cn.c.Sessions.Operator(r.Context(), k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, op, nil
 }
 
 func (cn *Console) whoAmI(w http.ResponseWriter, r *http.Request) {
-	k, _, ok := cn.session(w, r)
-	if !ok {
+	k, op, err := cn.session(r)
+	if err != nil {
+		cn.fail(w, r, "session", err)
 		return
 	}
-	var exp time.Time
-	if k.ExpiresAt != nil {
-		exp = *k.ExpiresAt
-	}
-	writeJSON(w, http.StatusOK, sessionJSON{Name: strings.TrimPrefix(k.Name, sessionPrefix), ExpiresAt: exp})
+	writeJSON(w, http.StatusOK, sessionJSON{Name: op.Name, ExpiresAt: *k.ExpiresAt})
 }
 
 func (cn *Console) signOut(w http.ResponseWriter, r *http.Request) {
-	// The browser forgets the cookie whatever happens next.
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", MaxAge: -1, HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode})
-	k, _, ok := cn.session(w, r)
-	if !ok {
+	err := cn.endSession(r)
+	if err == nil || fault.KindOf(err) == fault.Unauthenticated {
+		// The browser forgets the cookie once no session is left behind it; after a failure it
+		// keeps it, to sign out again.
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", MaxAge: -1, HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode})
+	}
+	if err != nil {
+		cn.fail(w, r, "sign-out", err)
 		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// endSession revokes the session the request's cookie names, by its id: whatever it is called,
+// and even when its operator's key has ended it already (so that this key, made an admin again,
+// does not bring it back).
+func (cn *Console) endSession(r *http.Request) error {
+	k, err := cn.record(r)
+	if err != nil {
+		return err
+	}
+	if k.RevokedAt != nil {
+		return errSignedOut
 	}
 	ctx := identity.WithKey(r.Context(), k)
 	if _, err := cn.c.Sessions.Revoke(ctx, k.ID); err != nil {
-		cn.unavailable(w, r, "sign-out", err)
-		return
+		return err
 	}
 	cn.audit(ctx, "sign_out", event.Target{Kind: "console_session", ID: k.ID}, nil)
-	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // proxy sends /console/api/<route> to the API as <route>, authenticated as the session (or, for
@@ -159,8 +164,9 @@ func (cn *Console) signOut(w http.ResponseWriter, r *http.Request) {
 // in the URL). A change (any method but GET and HEAD) is audited as a console action, with the
 // operator's reason when the page sent one (?reason=, e.g. for closing a breaker).
 func (cn *Console) proxy(w http.ResponseWriter, r *http.Request) {
-	k, secret, ok := cn.session(w, r)
-	if !ok {
+	k, _, err := cn.session(r)
+	if err != nil {
+		cn.fail(w, r, "session", err)
 		return
 	}
 	out := r.Clone(r.Context())
@@ -169,7 +175,7 @@ func (cn *Console) proxy(w http.ResponseWriter, r *http.Request) {
 	out.RequestURI = out.URL.RequestURI()
 	out.Header.Del("Cookie")
 	if out.Header.Get("Authorization") == "" {
-		out.Header.Set("Authorization", "Bearer "+secret)
+		out = httpapi.ActingAs(out, k)
 	}
 	change := r.Method != http.MethodGet && r.Method != http.MethodHead
 	if !change {
@@ -200,8 +206,13 @@ func (cn *Console) audit(ctx context.Context, action string, target event.Target
 	cn.c.Events.Publish(ctx, ev)
 }
 
-// unavailable answers a store failure without its detail (logged instead).
-func (cn *Console) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
+// fail answers err: a fault the operator is told about (a refused sign-in, a session that has
+// ended) as it is; anything else as the store's failure, without its detail (logged instead).
+func (cn *Console) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
+	if f := fault.From(err); f.K != fault.Internal {
+		writeError(w, r, httpapi.Status(f), f.Title, f.Message)
+		return
+	}
 	cn.c.Log.ErrorContext(r.Context(), "console "+what+" failed", "err", err)
 	w.Header().Set("Retry-After", "5")
 	writeError(w, r, http.StatusServiceUnavailable, "Service unavailable", "the gateway's store did not answer; try again in a moment")

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -36,32 +37,53 @@ func KeyHash(r *http.Request) (string, error) {
 	return hash, nil
 }
 
-// Authenticate admits requests that carry a usable API key as "Authorization: Bearer sk-…".
+// Authenticate admits requests that carry a usable API key as "Authorization: Bearer sk-…", and
+// those the process serves as a key it has authenticated itself (ActingAs). A console session's
+// secret is no API key: it is refused as malformed.
 func Authenticate(keys identity.KeyFinder, render Render, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hash, err := KeyHash(r)
-		if err != nil {
-			render(w, r, err)
-			return
-		}
-		key, err := keys.KeyByHash(r.Context(), hash)
-		switch {
-		case errors.Is(err, apikey.ErrNotFound):
-			render(w, r, invalidKey("unknown API key"))
-			return
-		case err != nil:
-			// An outage of the key store is a 503 to retry; a role that may not read it, a
-			// configuration error no retry mends.
-			render(w, r, fault.Dependency("the API key store", "API keys cannot be checked now; try again", err))
-			return
-		case !key.Usable(time.Now()):
-			render(w, r, invalidKey("API key is revoked or expired"))
-			return
+		key, ok := r.Context().Value(actingAs{}).(*apikey.Key)
+		if !ok {
+			var err error
+			if key, err = bearerKey(keys, r); err != nil {
+				render(w, r, err)
+				return
+			}
 		}
 		r, q := stateOf(r)
 		q.key, q.access.keyID = key, key.ID
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerKey returns the usable API key r carries, or the error to answer.
+func bearerKey(keys identity.KeyFinder, r *http.Request) (*apikey.Key, error) {
+	hash, err := KeyHash(r)
+	if err != nil {
+		return nil, err
+	}
+	key, err := keys.KeyByHash(r.Context(), hash)
+	switch {
+	case errors.Is(err, apikey.ErrNotFound):
+		return nil, invalidKey("unknown API key")
+	case err != nil:
+		// An outage of the key store is a 503 to retry; a role that may not read it, a
+		// configuration error no retry mends.
+		return nil, fault.Dependency("the API key store", "API keys cannot be checked now; try again", err)
+	case !key.Usable(time.Now()):
+		return nil, invalidKey("API key is revoked or expired")
+	}
+	return key, nil
+}
+
+type actingAs struct{}
+
+// ActingAs returns r to be served as key, which the handler serving r in process has
+// authenticated by other means: the console, for the session its cookie names, whose secret the
+// API refuses. Authenticate then admits r as key without reading its Authorization header. Only
+// code sets it: nothing a client sends reaches a request's context.
+func ActingAs(r *http.Request, key *apikey.Key) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), actingAs{}, key))
 }
 
 // RequireAdmin admits only admin keys; it goes inside Authenticate, so an anonymous call has

@@ -105,7 +105,9 @@ func TestAuthenticate(t *testing.T) {
 	past := time.Now().Add(-time.Minute)
 	revokedSecret := apikey.NewSecret()
 	revokedHash, _ := apikey.Hash(revokedSecret)
-	store := keys{hash: {ID: "k1"}, revokedHash: {ID: "k2", RevokedAt: &past}}
+	session := apikey.NewSessionSecret()
+	sessionHash, _ := apikey.SessionHash(session)
+	store := keys{hash: {ID: "k1"}, revokedHash: {ID: "k2", RevokedAt: &past}, sessionHash: {ID: "s1", Admin: true, SessionOf: "k1"}}
 	render := func(w http.ResponseWriter, r *http.Request, err error) {
 		f := fault.From(err)
 		http.Error(w, f.Message, httpapi.Status(f))
@@ -121,6 +123,8 @@ func TestAuthenticate(t *testing.T) {
 		{"malformed", "Bearer sk-nothex", 401},
 		{"unknown", "Bearer " + apikey.NewSecret(), 401},
 		{"revoked", "Bearer " + revokedSecret, 401},
+		// Issue 34 item 2: a console session's secret is the console's cookie, no bearer credential.
+		{"session", "Bearer " + session, 401},
 		{"valid", "Bearer " + secret, 200},
 		{"valid-trailing-space", "Bearer " + secret + " ", 200},
 	} {
@@ -139,6 +143,33 @@ func TestAuthenticate(t *testing.T) {
 				t.Errorf("key in context: %+v", seen)
 			}
 		})
+	}
+}
+
+// A request the process serves as a key it authenticated itself (the console, as its session) is
+// admitted as that key with no Authorization header; without ActingAs the same request is a 401.
+func TestAuthenticateAdmitsTheKeyTheProcessActsAs(t *testing.T) {
+	render := func(w http.ResponseWriter, r *http.Request, err error) {
+		w.WriteHeader(httpapi.Status(fault.From(err)))
+	}
+	var seen *apikey.Key
+	h := httpapi.Authenticate(keys{}, render, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = identity.Key(r.Context()) }))
+	session := &apikey.Key{ID: "s1", Admin: true, SessionOf: "k1"}
+	for _, tc := range []struct {
+		name   string
+		req    *http.Request
+		status int
+		want   *apikey.Key
+	}{
+		{"acting as the session", httpapi.ActingAs(httptest.NewRequest("GET", "/", nil), session), 200, session},
+		{"no credential", httptest.NewRequest("GET", "/", nil), 401, nil},
+	} {
+		seen = nil
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, tc.req)
+		if rec.Code != tc.status || seen != tc.want {
+			t.Errorf("%s: status %d, key %+v; want %d and %+v", tc.name, rec.Code, seen, tc.status, tc.want)
+		}
 	}
 }
 

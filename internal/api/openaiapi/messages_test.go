@@ -71,3 +71,36 @@ func TestReadCarriesMaxTokens(t *testing.T) {
 		}
 	}
 }
+
+// Issue 34.4: the gateway prices, reserves and bills one answer per request, so a request for
+// several (n, best_of) is a 400 naming the field instead of answers billed as one; n and best_of
+// absent, null or 1 ask for one answer and are accepted.
+func TestOneAnswerPerRequest(t *testing.T) {
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct{ fields, param string }{
+		{``, ""},
+		{`,"n":null`, ""},
+		{`,"n":1`, ""},
+		{`,"n":1.0,"best_of":1`, ""},
+		{`,"best_of":null`, ""},
+		{`,"n":2`, "n"},
+		{`,"n":128`, "n"},
+		{`,"n":0`, "n"},
+		{`,"n":1.5`, "n"},
+		{`,"n":"2"`, "n"},
+		{`,"n":[2]`, "n"},
+		{`,"best_of":3`, "best_of"},
+		{`,"n":1,"best_of":2`, "best_of"},
+	} {
+		_, err := Read([]byte(`{` + msgs + tc.fields + `}`))
+		if tc.param == "" {
+			if err != nil {
+				t.Errorf("%s: refused: %v", tc.fields, err)
+			}
+			continue
+		}
+		if f := fault.From(err); err == nil || f.K != fault.InvalidRequest || f.Param != tc.param {
+			t.Errorf("%s: error %+v, want a 400 naming %q", tc.fields, f, tc.param)
+		}
+	}
+}

@@ -19,11 +19,18 @@ var numericFields = [...]struct {
 	integer bool
 }{{"temperature", 0, 2, false}, {"top_p", 0, 1, false}, {"max_tokens", 1, 1 << 30, true}, {"max_completion_tokens", 1, 1 << 30, true}}
 
-// Where read's one pass puts the numeric fields, then the chain fields.
+// Where read's one pass puts the numeric fields, then the chain fields, then the fields that
+// ask for several answers.
 const (
 	firstNumeric = 5
 	firstChain   = firstNumeric + len(numericFields)
+	firstAnswers = firstChain + 4
 )
+
+// answerFields ask a provider for several answers to one request (best_of: generate several,
+// return the best). The gateway prices, reserves and bills one answer per request, so any other
+// count is refused rather than served at the price of one.
+var answerFields = [...]string{"n", "best_of"}
 
 // request is what the gateway itself needs of a chat request; everything else is the provider's
 // to judge and passes through untouched.
@@ -46,16 +53,22 @@ func Read(body []byte) (completion.Input, error) {
 // called, and keeps what the completion needs of them; the policy is completion.Open's to
 // resolve, the chain's models its to check.
 func read(body []byte) (*request, error) {
-	var f [14]gjson.Result
+	var f [firstAnswers + len(answerFields) + 1]gjson.Result
 	jsonview.Fields(f[:], jsonview.String(body), "messages", "stream", "stream_options.include_usage", "smltp_policy", "user_id",
 		"temperature", "top_p", "max_tokens", "max_completion_tokens",
-		"model", "models", "fallback_models", "redundancy", "fallbacks")
+		"model", "models", "fallback_models", "redundancy",
+		"n", "best_of", "fallbacks")
 	if p := checkMessages(f[0]); p != nil {
 		return nil, p
 	}
 	for i, r := range numericFields {
 		if p := checkNumber(f[firstNumeric+i], r.field, r.lo, r.hi, r.integer); p != nil {
 			return nil, p
+		}
+	}
+	for i, field := range answerFields {
+		if v := f[firstAnswers+i]; v.Exists() && v.Type != gjson.Null && (v.Type != gjson.Number || v.Num != 1) {
+			return nil, fault.Invalid(field, field+" must be 1 (or absent): the gateway answers, prices and reserves one choice per request; send the request again for another answer")
 		}
 	}
 	in := &request{in: completion.Input{Surface: Surface, Body: body, Stream: f[1].Type == gjson.True,
@@ -73,7 +86,7 @@ func read(body []byte) (*request, error) {
 	if in.in.Chain, err = chain.SpecOf(f[firstChain], f[firstChain+1], f[firstChain+2], f[firstChain+3]); err != nil {
 		return nil, err
 	}
-	if err = in.in.Chain.LiteLLMFallbacks(f[firstChain+4]); err != nil {
+	if err = in.in.Chain.LiteLLMFallbacks(f[firstAnswers+len(answerFields)]); err != nil {
 		return nil, err
 	}
 	return in, nil

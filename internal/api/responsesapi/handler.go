@@ -44,6 +44,9 @@ func (h *Handler) Responses(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := req.in.Chain.FromHeaders(r.Header.Get(chain.HeaderModels), r.Header.Get(chain.HeaderFallbackModels)); err != nil {
+		return err
+	}
 	req.in.Native = &provider.Native{Wire: provider.WireResponses, Body: body}
 	call, err := h.Completions.Open(r.Context(), req.in)
 	if err != nil {

@@ -9,9 +9,11 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/console"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/endpoint/admin"
+	"github.com/secureai-gateway/gateway/internal/endpoint/messages"
 	"github.com/secureai-gateway/gateway/internal/endpoint/models"
 	"github.com/secureai-gateway/gateway/internal/endpoint/openaichat"
 	"github.com/secureai-gateway/gateway/internal/endpoint/policycheck"
+	"github.com/secureai-gateway/gateway/internal/endpoint/responses"
 	"github.com/secureai-gateway/gateway/internal/endpoint/usage"
 	"github.com/secureai-gateway/gateway/internal/gateway"
 )
@@ -22,7 +24,8 @@ var Endpoint = gateway.Endpoint{Function: "ConsoleFunction", Routes: []string{co
 	Build: New, Needs: gateway.ChatNeeds&^gateway.NeedsIdempotency | gateway.NeedsWebhooks}
 
 // New builds the console for a function of its own: the routes its pages call (the admin API,
-// GET /usage, POST /policy-check, GET /v1/models and POST /v1/chat/completions) are built here
+// GET /usage, POST /policy-check, GET /v1/models and the playground's POST /v1/chat/completions,
+// /v1/messages and /v1/responses) are built here
 // from the same endpoints.
 func New(d gateway.Deps) (http.Handler, error) {
 	// One completion service for the chat and the dry run, as in the local server.
@@ -32,7 +35,7 @@ func New(d gateway.Deps) (http.Handler, error) {
 	}
 	api := gateway.NewRouteMux()
 	// The console needs every one: its function's environment names their tables.
-	if err := gateway.MountBuilt(api, d, false, models.Endpoint, openaichat.Endpoint, policycheck.Endpoint, admin.Endpoint, usage.Endpoint); err != nil {
+	if err := gateway.MountBuilt(api, d, false, models.Endpoint, openaichat.Endpoint, messages.Endpoint, responses.Endpoint, policycheck.Endpoint, admin.Endpoint, usage.Endpoint); err != nil {
 		return nil, err
 	}
 	return Over(d, api)

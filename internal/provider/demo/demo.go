@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
 )
 
@@ -68,6 +69,9 @@ func Start() (*Provider, error) {
 			}},
 		},
 	}
+	// A coding agent cannot add body members, so the demo names a chain it can ask for by model
+	// id: `claude --model demo-agent`, or model = "demo-agent" in Codex's config.
+	c.Aliases = map[string]*chain.Defaults{"demo-agent": {Models: []string{"demo/error-500", "demo/ok"}}}
 	// demo/cut breaks a stream after its third word; demo/continue can take it on from there
 	// (on_interrupt: resume). demo/context-length refuses every prompt as too long for its small
 	// window, so a context_length failover goes to any other demo model.

@@ -77,7 +77,7 @@ func keyFixture(t *testing.T, n int) *apikey.Key {
 func fullKeyFixture(t *testing.T) *apikey.Key {
 	k := keyFixture(t, 0)
 	expires, revoked := keyBase.Add(30*24*time.Hour), keyBase.Add(time.Hour+time.Millisecond)
-	k.UserID, k.Admin = "user-42", true
+	k.UserID, k.Admin, k.SessionOf = "user-42", true, "key_parent"
 	k.AllowedModels = []string{"openai/gpt-5-nano", "anthropic/claude-sonnet-4"}
 	k.BillingMode, k.DailyLimit, k.MonthlyLimit = apikey.UsageByModel, 250, 7000
 	k.RateLimit = apikey.RateLimit{RequestsPerMinute: 1000, RequestsPerHour: 9999}
@@ -162,7 +162,7 @@ func keysZeroFields(t *testing.T, s KeyStore) {
 	mustCreateKey(t, s, want)
 	got := mustKeyByHash(t, s, want.Hash)
 	sameKey(t, "KeyByHash", got, want)
-	if got.AllowedModels != nil || got.AllowedSMLTPPolicies != nil || got.FailoverDefaults != nil ||
+	if got.AllowedModels != nil || got.AllowedSMLTPPolicies != nil || got.FailoverDefaults != nil || got.IsSession() ||
 		got.ExpiresAt != nil || got.RevokedAt != nil || got.BillingMode != "" || got.Limits() != apikey.DefaultLimits {
 		t.Errorf("unset fields came back set: %s", describeKey(got))
 	}

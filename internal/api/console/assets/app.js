@@ -114,8 +114,15 @@ $("signin-form").addEventListener("submit", async (ev) => {
   startSession();
 });
 
+// Sign-out says what happened: signed out (or the session had ended already), or — the session
+// still alive on the server — that it failed, with the page kept to try again.
 $("signout").addEventListener("click", async () => {
-  try { await session("DELETE"); sessionEnded("Signed out."); } catch (e) { banner("Sign-out failed: " + e.message); }
+  let res;
+  try { res = await session("DELETE"); } catch (e) { banner("Sign-out failed: " + e.message); return; }
+  if (res.ok) return sessionEnded("Signed out.");
+  const d = await res.json().catch(() => ({}));
+  if (res.status === 401) return sessionEnded("Signed out (your session had already ended).");
+  banner(`Sign-out failed: ${d.error || "Error " + res.status}: ${d.message || "try again"}. You are still signed in.`);
 });
 
 // ---------- router ----------
@@ -447,12 +454,29 @@ async function playground() {
     for (const id of ids) s.append(el("option", { value: id }, id));
   }
 }
-function chatBody(stream) {
+// The playground calls one of the three chat routes; each gets the same chain in its own shape.
+const SURFACES = {
+  chat: { path: "api/v1/chat/completions", body: (prompt) => ({ messages: [{ role: "user", content: prompt }] }) },
+  messages: { path: "api/v1/messages", body: (prompt) => ({ max_tokens: 1024, messages: [{ role: "user", content: prompt }] }) },
+  responses: { path: "api/v1/responses", body: (prompt) => ({ input: prompt, store: false }) },
+};
+function chatBody(stream, surface = "chat") {
   const models = [...new Set([...document.querySelectorAll(".pg-model")].map((s) => s.value).filter(Boolean))];
   const redundancy = { on: [...document.querySelectorAll("#pg-on input:checked")].map((c) => c.value) };
   if ($("pg-timeout").value) redundancy.timeout_ms = Number($("pg-timeout").value);
   if ($("pg-ftt").value) redundancy.first_token_timeout_ms = Number($("pg-ftt").value);
-  return { models, redundancy, messages: [{ role: "user", content: $("pg-prompt").value }], stream };
+  return { models, redundancy, ...SURFACES[surface].body($("pg-prompt").value), stream };
+}
+// readFrame reads one streamed frame of a surface: the report, more text, or an error.
+function readFrame(surface, c) {
+  switch (surface) {
+    case "messages":
+      return { report: c.message?.secureai, text: c.delta?.text, error: c.type === "error" ? c.error?.message : undefined };
+    case "responses":
+      return { report: c.type === "response.created" ? c.response?.secureai : undefined, text: c.type === "response.output_text.delta" ? c.delta : undefined,
+        error: c.type === "response.failed" ? c.response?.error?.message : undefined };
+  }
+  return { report: c.secureai, text: c.choices?.[0]?.delta?.content, error: c.error?.message };
 }
 function attempts(report) {
   table("pg-attempts", ["Model", "Status", "Reason", "Latency"], (report?.attempts || []).map((a) =>
@@ -468,7 +492,8 @@ $("pg-form").addEventListener("submit", async (ev) => {
   const key = $("pg-key").value.trim();
   const headers = { "Content-Type": "application/json" };
   if (key) headers["Authorization"] = "Bearer " + key;
-  const res = await fetch("api/v1/chat/completions", { method: "POST", headers, body: JSON.stringify(chatBody(true)), credentials: "same-origin" });
+  const surface = $("pg-surface").value;
+  const res = await fetch(SURFACES[surface].path, { method: "POST", headers, body: JSON.stringify(chatBody(true, surface)), credentials: "same-origin" });
   if (!res.ok) {
     const d = await res.json().catch(() => ({}));
     if (res.status === 401 && (d.error === "Session expired" || d.error === "Not signed in")) return sessionEnded(d.message);
@@ -488,10 +513,10 @@ $("pg-form").addEventListener("submit", async (ev) => {
       const frame = buf.slice(0, i); buf = buf.slice(i + 2);
       const data = frame.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("");
       if (!data || data === "[DONE]") continue;
-      const c = JSON.parse(data);
-      if (c.error) { $("pg-error").textContent = "stream ended with an error: " + c.error.message; continue; }
-      if (c.secureai) { attempts(c.secureai.failover); $("pg-answer").dataset.served = c.secureai.served_model; }
-      $("pg-answer").textContent += c.choices?.[0]?.delta?.content || "";
+      const f = readFrame(surface, JSON.parse(data));
+      if (f.error) { $("pg-error").textContent = "stream ended with an error: " + f.error; continue; }
+      if (f.report) { attempts(f.report.failover); $("pg-answer").dataset.served = f.report.served_model; }
+      $("pg-answer").textContent += f.text || "";
     }
   }
 });
