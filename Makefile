@@ -45,6 +45,8 @@ build: ## build every Lambda function into build/<name>/bootstrap
 
 build-OpenAIChatFunction: ; $(call lambda_build,openai-chat,$(ARTIFACTS_DIR))
 build-ClassicChatFunction: ; $(call lambda_build,classic-chat,$(ARTIFACTS_DIR))
+build-MessagesFunction: ; $(call lambda_build,messages,$(ARTIFACTS_DIR))
+build-ResponsesFunction: ; $(call lambda_build,responses,$(ARTIFACTS_DIR))
 build-ModelsFunction: ; $(call lambda_build,models,$(ARTIFACTS_DIR))
 build-WebhookDispatcherFunction: ; $(call lambda_build,webhook-dispatcher,$(ARTIFACTS_DIR))
 build-AuditWriterFunction: ; $(call lambda_build,audit-writer,$(ARTIFACTS_DIR))

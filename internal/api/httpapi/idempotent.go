@@ -34,7 +34,7 @@ func IdempotencyKey(r *http.Request) (string, error) {
 // Idempotent runs next at most once per (API key, Idempotency-Key) of route; a request without
 // the header passes straight through. A repeat gets the recorded answer without next running
 // (nothing checked, attempted or billed again). Only a whole success is recorded: a non-2xx answer
-// (a refusal, a 5xx, an exhausted chain) or a stream that broke off before its [DONE] releases
+// (a refusal, a 5xx, an exhausted chain) or a stream that broke off before its end releases
 // the key, so the caller's retry runs afresh — nothing was billed, and a transient failure must
 // not be replayed for 24 hours. A stream is recorded as the exact SSE frames sent and replayed as
 // such. A nil guard refuses such requests rather than risk running (and billing) a repeat twice.
@@ -118,14 +118,35 @@ type recorder struct {
 }
 
 // whole reports whether the answer is a success that went out whole: a 2xx, and for a stream
-// one that reached its [DONE] (a stream that broke off, or whose caller left, ends without it).
-// An answer sent in full is whole even if its caller left before reading it: served is served,
-// and a retry gets it back instead of running (and billing) again.
+// one whose last frame is its surface's end (a stream that broke off, or whose caller left, ends
+// without it). An answer sent in full is whole even if its caller left before reading it: served
+// is served, and a retry gets it back instead of running (and billing) again.
 func (rw *recorder) whole() bool {
 	if rw.status/100 != 2 {
 		return false
 	}
-	return !strings.HasPrefix(rw.Header().Get("Content-Type"), "text/event-stream") || bytes.HasSuffix(rw.buf.Bytes(), doneFrame)
+	return !strings.HasPrefix(rw.Header().Get("Content-Type"), "text/event-stream") || endsWhole(rw.buf.Bytes())
+}
+
+// streamEnds begin the frame that ends a whole stream on each surface: Chat Completions' (and
+// the classic surface's) [DONE], the Messages API's message_stop, the Responses API's
+// response.completed or response.incomplete (a length cut, as a whole chat answer with
+// finish_reason length is); neither of the last two sends [DONE].
+var streamEnds = [][]byte{doneFrame, []byte("event: message_stop\n"), []byte("event: response.completed\n"),
+	[]byte("event: response.incomplete\n")}
+
+// endsWhole reports whether the last frame of the SSE body b is one of streamEnds.
+func endsWhole(b []byte) bool {
+	last := b
+	if i := bytes.LastIndex(bytes.TrimSuffix(b, frameEnd), frameEnd); i >= 0 {
+		last = b[i+len(frameEnd):]
+	}
+	for _, end := range streamEnds {
+		if bytes.HasPrefix(last, end) {
+			return true
+		}
+	}
+	return false
 }
 
 func (rw *recorder) Write(b []byte) (int, error) {

@@ -19,7 +19,8 @@ import (
 )
 
 // Idempotent runs a request carrying an Idempotency-Key once and replays its answer, but only a
-// whole success: an error or a stream that broke off before [DONE] runs again on the retry. The
+// whole success: an error or a stream that broke off before its end ([DONE], a Messages
+// stream's message_stop, a Responses stream's response.completed) runs again on the retry. The
 // handler behind it reads the body as usual.
 func TestIdempotentRecordsOnlyWholeSuccesses(t *testing.T) {
 	s, err := boltstore.Open(filepath.Join(t.TempDir(), "g.db"))
@@ -36,6 +37,34 @@ func TestIdempotentRecordsOnlyWholeSuccesses(t *testing.T) {
 		{"a JSON success", func(w http.ResponseWriter) { httpapi.WriteJSON(w, 200, map[string]bool{"ok": true}) }, true},
 		{"a whole stream", func(w http.ResponseWriter) { sse := httpapi.StartSSE(w); _ = sse.Data([]byte(`{}`)); _ = sse.Done() }, true},
 		{"a stream broken off", func(w http.ResponseWriter) { sse := httpapi.StartSSE(w); _ = sse.Data([]byte(`{}`)) }, false},
+		{"a whole Messages stream", func(w http.ResponseWriter) {
+			sse := httpapi.StartSSE(w)
+			_ = sse.Event("message_start", []byte(`{"type":"message_start"}`))
+			_ = sse.Event("message_stop", []byte(`{"type":"message_stop"}`))
+		}, true},
+		{"a Messages stream ended by its error event", func(w http.ResponseWriter) {
+			sse := httpapi.StartSSE(w)
+			_ = sse.Event("message_start", []byte(`{"type":"message_start"}`))
+			_ = sse.Event("error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"cut"}}`))
+		}, false},
+		{"a Messages stream broken off", func(w http.ResponseWriter) {
+			_ = httpapi.StartSSE(w).Event("message_start", []byte(`{"type":"message_start"}`))
+		}, false},
+		{"a whole Responses stream", func(w http.ResponseWriter) {
+			sse := httpapi.StartSSE(w)
+			_ = sse.Event("response.created", []byte(`{"type":"response.created"}`))
+			_ = sse.Event("response.completed", []byte(`{"type":"response.completed"}`))
+		}, true},
+		{"a Responses stream cut at max_output_tokens", func(w http.ResponseWriter) {
+			sse := httpapi.StartSSE(w)
+			_ = sse.Event("response.created", []byte(`{"type":"response.created"}`))
+			_ = sse.Event("response.incomplete", []byte(`{"type":"response.incomplete"}`))
+		}, true},
+		{"a Responses stream ended by response.failed", func(w http.ResponseWriter) {
+			sse := httpapi.StartSSE(w)
+			_ = sse.Event("response.created", []byte(`{"type":"response.created"}`))
+			_ = sse.Event("response.failed", []byte(`{"type":"response.failed"}`))
+		}, false},
 		{"an error", func(w http.ResponseWriter) { httpapi.WriteJSON(w, 502, map[string]bool{"ok": false}) }, false},
 	} {
 		key := strings.ReplaceAll(tc.name, " ", "-") // one key per case

@@ -38,8 +38,8 @@ var adapterPackages = []string{
 // servesChat those whose endpoint runs Idempotency-Key requests (the console's playground
 // calls the chat surface in process).
 var (
-	callsProviders = []string{"openai-chat", "classic-chat", "policy-check", "console"}
-	servesChat     = []string{"openai-chat", "classic-chat", "console"}
+	callsProviders = []string{"openai-chat", "classic-chat", "messages", "responses", "policy-check", "console"}
+	servesChat     = []string{"openai-chat", "classic-chat", "messages", "responses", "console"}
 )
 
 // allFunctions are every functions/* directory, the queue consumers and the schedule's included.

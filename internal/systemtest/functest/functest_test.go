@@ -52,8 +52,9 @@ const streamSeparator = "\x00\x00\x00\x00\x00\x00\x00\x00"
 // The events each function must have, by the suffix of events/<function>-<kind>.json.
 var (
 	chatKinds     = []string{"plain", "failover", "streaming", "bad-key", "bad-body"}
-	chatFunctions = []string{"openai-chat", "classic-chat"}
-	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds, "models": {"plain", "model", "bad-key"},
+	chatFunctions = []string{"openai-chat", "classic-chat", "messages", "responses"}
+	wantedKinds   = map[string][]string{"openai-chat": append(slices.Clip(chatKinds), "hedge"), "classic-chat": chatKinds,
+		"messages": append(slices.Clip(chatKinds), "count-tokens"), "responses": chatKinds, "models": {"plain", "model", "bad-key"},
 		"policy-check": {"plain", "bad-key"}, "usage": {"plain", "bad-key"}, "jwks": {"plain", "openapi"},
 		"receipts": {"not-found", "bad-key"}, "admin": {"bad-key", "not-admin"}, "console": {"page", "not-admin"}}
 )
@@ -105,9 +106,10 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					before := fx.admitted(t)
 					resp := invoke(t, files[fn][kind])
 					// A chat request is counted against its key's limits once it is admitted
-					// (its attempts about to start); one refused before that is not.
+					// (its attempts about to start); one refused before that is not, nor is a
+					// token count, which calls no model.
 					want := 0
-					if slices.Contains(chatFunctions, fn) && !strings.HasPrefix(kind, "bad-") {
+					if slices.Contains(chatFunctions, fn) && !strings.HasPrefix(kind, "bad-") && kind != "count-tokens" {
 						want = 1
 					}
 					if got := fx.admitted(t) - before; got != want {
@@ -528,7 +530,8 @@ func decodeStreamed(t *testing.T, out []byte) response {
 }
 
 // checkContract validates an API Gateway event and the function's answer against
-// docs/openapi.yaml, as the local test gateways validate theirs.
+// docs/openapi.yaml, as the local test gateways validate theirs, and a stream's every frame
+// against the schema the document gives it.
 func checkContract(t *testing.T, event []byte, r response) {
 	t.Helper()
 	var ev events.APIGatewayProxyRequest
@@ -551,6 +554,9 @@ func checkContract(t *testing.T, event []byte, r response) {
 		}
 	}
 	openapitest.Check(t, req, body, r.status, r.header, r.body)
+	if r.status == http.StatusOK && strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		openapitest.CheckEvents(t, ev.HTTPMethod, ev.Path, r.body)
+	}
 }
 
 func check(t *testing.T, fn, kind string, r response) {
@@ -603,6 +609,134 @@ func check(t *testing.T, fn, kind string, r response) {
 	case "openai-chat/bad-body":
 		v := jsonBody(t, r, http.StatusBadRequest)
 		expectString(t, v, "messages", "error", "param")
+		expectString(t, v, "invalid_request_error", "error", "type")
+
+	case "messages/plain":
+		// Claude Code's request (x-api-key, ?beta=true): Anthropic's message object.
+		v := jsonBody(t, r, http.StatusOK)
+		expectAnthropicMessage(t, v)
+		expectString(t, v, "demo/ok", "model")
+		expectString(t, v, "end_turn", "stop_reason")
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		if fo := lookup(v, "secureai", "failover"); fo != nil {
+			t.Errorf("a plain answer from demo/ok reports a failover: %v", fo)
+		}
+		if got := r.header.Get("X-SecureAI-Failover"); got != "false" {
+			t.Errorf("X-SecureAI-Failover %q, want false", got)
+		}
+	case "messages/failover":
+		// anthropic-python's request (Authorization: Bearer) with fallback_models.
+		v := jsonBody(t, r, http.StatusOK)
+		expectAnthropicMessage(t, v)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		expectString(t, v, "demo/error-500", "secureai", "requested_model")
+		expectFailover(t, lookup(v, "secureai", "failover"))
+		if r.header.Get("X-SecureAI-Failover") != "true" || r.header.Get("X-SecureAI-Served-Model") != "demo/ok" || r.header.Get("X-SecureAI-Attempts") != "2" {
+			t.Errorf("X-SecureAI-* headers %v, want a failover to demo/ok after 2 attempts", r.header)
+		}
+	case "messages/streaming":
+		evs := namedEvents(t, r)
+		if len(evs) == 0 {
+			return
+		}
+		expectString(t, evs[0].data, "demo/ok", "message", "secureai", "served_model")
+		expectString(t, evs[0].data, "assistant", "message", "role")
+		var names []string
+		text := ""
+		for _, e := range evs {
+			names = append(names, e.name)
+			if s, ok := lookup(e.data, "delta", "text").(string); ok && e.name == "content_block_delta" {
+				text += s
+			}
+		}
+		want := []string{"message_start", "ping", "content_block_start"}
+		if len(names) < 6 || !slices.Equal(names[:3], want) || names[len(names)-3] != "content_block_stop" ||
+			names[len(names)-2] != "message_delta" || names[len(names)-1] != "message_stop" {
+			t.Errorf("events %v, want message_start, ping, a content block's start, deltas and stop, message_delta, message_stop", names)
+		}
+		expectString(t, evs[2].data, "text", "content_block", "type")
+		expectString(t, evs[len(evs)-2].data, "end_turn", "delta", "stop_reason")
+		if text == "" {
+			t.Error("the stream carried no text")
+		}
+	case "messages/bad-key":
+		// Claude Code retries a 401 unless told not to.
+		v := jsonBody(t, r, http.StatusUnauthorized)
+		expectString(t, v, "error", "type")
+		expectString(t, v, "authentication_error", "error", "type")
+		if got := r.header.Get("X-Should-Retry"); got != "false" {
+			t.Errorf("X-Should-Retry %q, want false", got)
+		}
+	case "messages/bad-body":
+		v := jsonBody(t, r, http.StatusBadRequest)
+		expectString(t, v, "invalid_request_error", "error", "type")
+		if msg, _ := lookup(v, "error", "message").(string); !strings.Contains(msg, "max_tokens") {
+			t.Errorf("message %q does not name the missing max_tokens", msg)
+		}
+	case "messages/count-tokens":
+		v := jsonBody(t, r, http.StatusOK)
+		if n, _ := lookup(v, "input_tokens").(float64); n < 1 {
+			t.Errorf("input_tokens = %v, want a positive estimate", lookup(v, "input_tokens"))
+		}
+
+	case "responses/plain":
+		// openai-python's responses.create with a string input: the Response object.
+		v := jsonBody(t, r, http.StatusOK)
+		expectResponseObject(t, v)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		if fo := lookup(v, "secureai", "failover"); fo != nil {
+			t.Errorf("a plain answer from demo/ok reports a failover: %v", fo)
+		}
+	case "responses/failover":
+		v := jsonBody(t, r, http.StatusOK)
+		expectResponseObject(t, v)
+		expectString(t, v, "demo/ok", "secureai", "served_model")
+		expectString(t, v, "demo/error-500", "secureai", "requested_model")
+		expectFailover(t, lookup(v, "secureai", "failover"))
+		if r.header.Get("X-SecureAI-Failover") != "true" || r.header.Get("X-SecureAI-Served-Model") != "demo/ok" {
+			t.Errorf("X-SecureAI-* headers %v, want a failover to demo/ok", r.header)
+		}
+	case "responses/streaming":
+		// Codex's request: Codex builds its answer from the item events and takes a stream
+		// without response.completed for a disconnect.
+		evs := namedEvents(t, r)
+		if len(evs) == 0 {
+			return
+		}
+		var names []string
+		text := ""
+		for i, e := range evs {
+			names = append(names, e.name)
+			if n, _ := lookup(e.data, "sequence_number").(float64); int(n) != i {
+				t.Errorf("event %d (%s) has sequence_number %v", i, e.name, lookup(e.data, "sequence_number"))
+			}
+			if s, ok := lookup(e.data, "delta").(string); ok && e.name == "response.output_text.delta" {
+				text += s
+			}
+		}
+		want := []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"}
+		end := []string{"response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"}
+		if len(names) < len(want)+len(end)+1 || !slices.Equal(names[:len(want)], want) || !slices.Equal(names[len(names)-len(end):], end) {
+			t.Errorf("events %v, want %v, text deltas, then %v", names, want, end)
+		}
+		expectString(t, evs[0].data, "demo/ok", "response", "secureai", "served_model")
+		done := evs[len(evs)-1].data
+		expectString(t, done, "completed", "response", "status")
+		expectString(t, done, "demo/ok", "response", "secureai", "served_model")
+		expectString(t, done, text, "response", "output", 0, "content", 0, "text")
+		if text == "" {
+			t.Error("the stream carried no text")
+		}
+	case "responses/bad-key":
+		v := jsonBody(t, r, http.StatusUnauthorized)
+		expectString(t, v, "invalid_api_key", "error", "code")
+		if got := r.header.Get("X-Should-Retry"); got != "false" {
+			t.Errorf("X-Should-Retry %q, want false", got)
+		}
+	case "responses/bad-body":
+		// The gateway stores no responses: a continuation by id is a clear 400.
+		v := jsonBody(t, r, http.StatusBadRequest)
+		expectString(t, v, "previous_response_id", "error", "param")
 		expectString(t, v, "invalid_request_error", "error", "type")
 
 	case "classic-chat/plain":
@@ -899,6 +1033,89 @@ func sseFrames(t *testing.T, r response) []any {
 		t.Errorf("no frames before [DONE]")
 	}
 	return frames
+}
+
+// sseEvent is one event of a stream of named events: its name and its data, decoded.
+type sseEvent struct {
+	name string
+	data any
+}
+
+// namedEvents checks a stream of named events, as the Messages and Responses APIs send them (each
+// event an `event:` line and one `data:` line whose type is the event's name), that ended well,
+// and returns its events.
+func namedEvents(t *testing.T, r response) []sseEvent {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Errorf("status %d, want 200; body %s", r.status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q, want text/event-stream", ct)
+	}
+	var evs []sseEvent
+	for frame := range strings.SplitSeq(strings.TrimSuffix(string(r.body), "\n\n"), "\n\n") {
+		head, payload, ok := strings.Cut(frame, "\n")
+		name, isEvent := strings.CutPrefix(head, "event: ")
+		payload, isData := strings.CutPrefix(payload, "data: ")
+		if !ok || !isEvent || !isData || strings.Contains(payload, "\n") {
+			t.Errorf("frame %q is not one event: line and one data: line", frame)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(payload), &v); err != nil {
+			t.Errorf("event %s: data %q is not JSON: %v", name, payload, err)
+			continue
+		}
+		if typ, _ := lookup(v, "type").(string); typ != name {
+			t.Errorf("event %s carries data of type %q", name, typ)
+		}
+		if name == "error" || name == "response.failed" {
+			t.Errorf("the stream ended with a failure: %s", payload)
+		}
+		evs = append(evs, sseEvent{name, v})
+	}
+	if len(evs) == 0 {
+		t.Errorf("no events in %q", r.body)
+	}
+	return evs
+}
+
+// expectAnthropicMessage checks the shape of Anthropic's message object, as its SDKs read it.
+func expectAnthropicMessage(t *testing.T, v any) {
+	t.Helper()
+	expectString(t, v, "message", "type")
+	expectString(t, v, "assistant", "role")
+	if id, _ := lookup(v, "id").(string); !strings.HasPrefix(id, "msg_") {
+		t.Errorf("id %q, want msg_…", id)
+	}
+	expectString(t, v, "text", "content", 0, "type")
+	expectNonEmpty(t, v, "content", 0, "text")
+	for _, n := range []string{"input_tokens", "output_tokens"} {
+		if _, ok := lookup(v, "usage", n).(float64); !ok {
+			t.Errorf("usage.%s = %#v, want a number", n, lookup(v, "usage", n))
+		}
+	}
+}
+
+// expectResponseObject checks the shape of a whole Response object served by demo/ok, as the
+// OpenAI SDKs read it: one completed assistant message of output_text, and the usage.
+func expectResponseObject(t *testing.T, v any) {
+	t.Helper()
+	expectString(t, v, "response", "object")
+	expectString(t, v, "completed", "status")
+	expectString(t, v, "demo/ok", "model")
+	if id, _ := lookup(v, "id").(string); !strings.HasPrefix(id, "resp_") {
+		t.Errorf("id %q, want resp_…", id)
+	}
+	expectString(t, v, "message", "output", 0, "type")
+	expectString(t, v, "assistant", "output", 0, "role")
+	expectString(t, v, "output_text", "output", 0, "content", 0, "type")
+	expectNonEmpty(t, v, "output", 0, "content", 0, "text")
+	for _, n := range []string{"input_tokens", "output_tokens", "total_tokens"} {
+		if _, ok := lookup(v, "usage", n).(float64); !ok {
+			t.Errorf("usage.%s = %#v, want a number", n, lookup(v, "usage", n))
+		}
+	}
 }
 
 // expectFailover checks the report of demo/error-500 failing over to demo/ok.

@@ -103,7 +103,7 @@ func TestFunctionsRunOnTheirOwnPolicies(t *testing.T) {
 				})
 			}
 			switch dir {
-			case "openai-chat", "classic-chat":
+			case "openai-chat", "classic-chat", "messages", "responses":
 				t.Run("idempotent-replay", func(t *testing.T) { checkReplay(t, invoke, files[dir]["streaming"], st.fx) })
 				t.Run("limit-refusal", func(t *testing.T) { st.checkLimitRefusal(t, invoke, files[dir]["plain"]) })
 			case "admin":
@@ -225,6 +225,22 @@ func withHeader(t *testing.T, event []byte, name, value string) []byte {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return b
+}
+
+// withKey returns an API Gateway proxy event sent with the API key secret instead of its own, in
+// the header it carries its key in (Authorization, or Anthropic's x-api-key, which wins).
+func withKey(t *testing.T, event []byte, secret string) []byte {
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event, &ev); err != nil {
+		t.Fatal(err)
+	}
+	b := withHeader(t, event, "Authorization", "Bearer "+secret)
+	for k := range ev.Headers {
+		if strings.EqualFold(k, "X-Api-Key") {
+			b = withHeader(t, b, "X-Api-Key", secret)
+		}
 	}
 	return b
 }
@@ -562,7 +578,7 @@ func (st *stack) checkLimitRefusal(t *testing.T, invoke func(*testing.T, []byte)
 	if err := st.fx.store.CreateKey(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	ev := withHeader(t, event, "Authorization", "Bearer "+secret)
+	ev := withKey(t, event, secret)
 	if r := invoke(t, ev); r.status != http.StatusOK {
 		t.Fatalf("the key's first request: %d %s", r.status, r.body)
 	}

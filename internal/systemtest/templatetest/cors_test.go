@@ -15,6 +15,11 @@ var corsRequestHeaders = []string{"Authorization", "Content-Type", "Idempotency-
 	"X-Stainless-Arch", "X-Stainless-Lang", "X-Stainless-OS", "X-Stainless-Package-Version",
 	"X-Stainless-Retry-Count", "X-Stainless-Runtime", "X-Stainless-Runtime-Version", "X-Stainless-Timeout"}
 
+// anthropicRequestHeaders are what the Anthropic SDKs add from a browser, on the Messages paths:
+// the key (x-api-key), the version and beta headers, and the header that opts into browser use.
+var anthropicRequestHeaders = []string{"X-Api-Key", "Anthropic-Version", "Anthropic-Beta",
+	"Anthropic-Dangerous-Direct-Browser-Access"}
+
 // CORS deploys: with AllowedOrigins set, every path of the transformed API answers its preflight
 // in API Gateway with the origin as a string, the headers the gateway reads and exactly the
 // methods the path has, and every function names the origin on its answers, as do API Gateway's
@@ -62,7 +67,11 @@ func TestCORS(t *testing.T) {
 					t.Errorf("OPTIONS %s: Access-Control-Allow-Origin %q, want %s", path, got, origin)
 				}
 				allowed := strings.Split(header("Access-Control-Allow-Headers"), ",")
-				for _, h := range corsRequestHeaders {
+				wanted := corsRequestHeaders
+				if path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") {
+					wanted = append(slices.Clone(wanted), anthropicRequestHeaders...)
+				}
+				for _, h := range wanted {
 					if !slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(strings.TrimSpace(a), h) }) {
 						t.Errorf("OPTIONS %s: Access-Control-Allow-Headers %v lacks %s", path, allowed, h)
 					}

@@ -7,10 +7,42 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
 )
 
-// chatFunctions are the functions that hold an execution for a whole stream.
-var chatFunctions = []string{"OpenAIChatFunction", "ClassicChatFunction"}
+// chatEndpoints are the chat surfaces' endpoints (those that need what a chat surface needs), so
+// a surface added to the local server is held to every rule of a chat function here.
+func chatEndpoints() []gateway.Endpoint {
+	var out []gateway.Endpoint
+	for _, e := range localserver.Endpoints() {
+		if e.Needs == gateway.ChatNeeds {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// chatFunctions are the chat surfaces' functions, each of which can hold an execution for a
+// whole stream.
+var chatFunctions = func() []string {
+	var fns []string
+	for _, e := range chatEndpoints() {
+		fns = append(fns, e.Function)
+	}
+	return fns
+}()
+
+// The chat surfaces are the ones this package's rules name: if a change made them fewer, a rule
+// would quietly stop covering one.
+func TestChatFunctionsAreTheChatSurfaces(t *testing.T) {
+	for _, fn := range []string{"OpenAIChatFunction", "ClassicChatFunction", "MessagesFunction", "ResponsesFunction"} {
+		if !slices.Contains(chatFunctions, fn) {
+			t.Errorf("%s is not among the chat functions %v", fn, chatFunctions)
+		}
+	}
+}
 
 // Cost is bounded: each chat function runs at most ChatConcurrency executions (0 lifts the bound),
 // the stage keeps its throttling (TestOneStage), and every log — each function's and the API's
@@ -121,7 +153,7 @@ func TestAccessLogsHaveTheAccountRole(t *testing.T) {
 	}
 }
 
-// Idempotency-Key works on both chat surfaces in the deployment as it does locally: each chat
+// Idempotency-Key works on every chat surface in the deployment as it does locally: each chat
 // function is told the idempotency table and may make exactly the store's three calls on it.
 func TestChatSurfacesKeepIdempotencyKeys(t *testing.T) {
 	c := transformed(t, nil)

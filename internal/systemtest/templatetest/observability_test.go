@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/api/classicapi"
+	"github.com/secureai-gateway/gateway/internal/api/messagesapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/api/responsesapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/metrics"
@@ -71,11 +73,12 @@ var subValue = regexp.MustCompile(`\$\{[^}]+\}`)
 // The dashboard, every metric it reads from the gateway's namespace, and the failover alarms read
 // series the EMF output really writes — same namespace, metric names and dimension sets — so no
 // panel stays empty for a renamed metric; the alarms' Outcome values are the error kinds of an
-// exhausted chain (all_models_failed), their Surface values the surfaces; both alarms notify.
+// exhausted chain (all_models_failed), their Surface values the surfaces, each read by both
+// alarms, so a failing surface cannot go unnoticed; both alarms notify.
 func TestTheDashboardAndAlarmsReadTheEMFSeries(t *testing.T) {
 	series := emfSeries(t)
 	c := transformed(t, nil)
-	surfaces := []string{openaiapi.Surface, classicapi.Surface}
+	surfaces := []string{openaiapi.Surface, classicapi.Surface, messagesapi.Surface, responsesapi.Surface}
 
 	if ids := c.ofType("AWS::CloudWatch::Dashboard"); len(ids) != 1 {
 		t.Fatalf("dashboards %v, want one", ids)
@@ -143,6 +146,7 @@ func TestTheDashboardAndAlarmsReadTheEMFSeries(t *testing.T) {
 	for _, id := range []string{"FailoverRateAlarm", "AllModelsFailedAlarm"} {
 		p := c.props(t, id)
 		var outcomes []string
+		read := map[string]bool{} // "<metric> <surface>"
 		for _, m := range asList(dig(p, "Metrics")) {
 			stat := dig(m, "MetricStat", "Metric")
 			if stat == nil {
@@ -156,11 +160,25 @@ func TestTheDashboardAndAlarmsReadTheEMFSeries(t *testing.T) {
 			if o, ok := dims["Outcome"]; ok {
 				outcomes = append(outcomes, o)
 			}
+			read[dig(stat, "MetricName").(string)+" "+dims["Surface"]] = true
 		}
+		metrics := []string{"Failovers", "Requests"}
 		if id == "AllModelsFailedAlarm" {
+			metrics = []string{"Requests"}
 			slices.Sort(outcomes)
-			if want := slices.Sorted(slices.Values(append(slices.Clone(exhausted), exhausted...))); !slices.Equal(outcomes, want) {
+			var want []string
+			for range surfaces {
+				want = append(want, exhausted...)
+			}
+			if slices.Sort(want); !slices.Equal(outcomes, want) {
 				t.Errorf("%s reads outcomes %v, want %v on each surface", id, outcomes, exhausted)
+			}
+		}
+		for _, s := range surfaces {
+			for _, m := range metrics {
+				if !read[m+" "+s] {
+					t.Errorf("%s does not read %s of the %s surface", id, m, s)
+				}
 			}
 		}
 		for _, key := range []string{"AlarmActions", "OKActions"} {

@@ -7,11 +7,15 @@ import (
 )
 
 // sdkRequests are requests as the clients send them — the OpenAI SDKs' chat and models calls
-// (models.retrieve sends the id's slash unescaped), the classic surface, the admin API — and the
-// function of the stack each must reach.
+// (models.retrieve sends the id's slash unescaped), the classic surface, Claude Code's and the
+// Anthropic SDKs' Messages calls, Codex's and the Agents SDK's Responses calls, the admin API —
+// and the function of the stack each must reach.
 var sdkRequests = []struct{ method, path, function string }{
 	{"POST", "/v1/chat/completions", "OpenAIChatFunction"},
 	{"POST", "/chat/completions", "ClassicChatFunction"},
+	{"POST", "/v1/messages", "MessagesFunction"},
+	{"POST", "/v1/messages/count_tokens", "MessagesFunction"},
+	{"POST", "/v1/responses", "ResponsesFunction"},
 	{"GET", "/v1/models", "ModelsFunction"},
 	{"GET", "/v1/models/openai/gpt-5-nano", "ModelsFunction"},
 	{"GET", "/v1/models/anthropic/claude-sonnet-4", "ModelsFunction"},

@@ -117,9 +117,13 @@ func TestIntegrationTimeoutsCoverTheFunctions(t *testing.T) {
 				r, r.function, answers, runs, cloud.DeadlineReserve, integ)
 		}
 	}
-	// The chat routes, and the console's (its playground streams the answer).
-	wanted := []string{"POST /v1/chat/completions", "POST /chat/completions", "GET /console",
-		"GET /console/{proxy+}", "POST /console/{proxy+}", "PUT /console/{proxy+}", "PATCH /console/{proxy+}", "DELETE /console/{proxy+}"}
+	// Every route of a chat surface (count_tokens too: it shares the Messages function), and the
+	// console's (its playground streams the answer).
+	wanted := []string{"GET /console", "GET /console/{proxy+}", "POST /console/{proxy+}", "PUT /console/{proxy+}",
+		"PATCH /console/{proxy+}", "DELETE /console/{proxy+}"}
+	for _, e := range chatEndpoints() {
+		wanted = append(wanted, e.Routes...)
+	}
 	for _, want := range wanted {
 		if !streaming[want] {
 			t.Errorf("%s does not stream through API Gateway", want)

@@ -42,7 +42,7 @@ var router = sync.OnceValues(func() (docRouter, error) {
 	}
 	doc.Servers = nil
 	r, err := gorillamux.NewRouter(doc)
-	return docRouter{r}, err
+	return docRouter{r, doc}, err
 })
 
 // Handler returns h validated against docs/openapi.yaml; what does not match is reported as t's
@@ -119,7 +119,10 @@ func (c *checker) fail(r *http.Request, status int, format string, args ...any) 
 }
 
 // docRouter finds a request's operation in the document.
-type docRouter struct{ routers.Router }
+type docRouter struct {
+	routers.Router
+	doc *openapi3.T
+}
 
 // check returns what in x the document does not describe, or "".
 func (rt docRouter) check(r *http.Request, x exchange) string {
