@@ -66,7 +66,7 @@ func TestAnswerIsAnthropicsMessageObject(t *testing.T) {
 			if !json.Valid(b) {
 				t.Fatalf("not JSON: %s", b)
 			}
-			tc.want.check(t, gjson.ParseBytes(b))
+			tc.want.Check(t, gjson.ParseBytes(b))
 		})
 	}
 }

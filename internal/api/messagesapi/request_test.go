@@ -3,7 +3,6 @@ package messagesapi
 import (
 	"encoding/json"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,14 +10,13 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/testkit/wirecheck"
 )
 
-// absent, as a want, says the path must not exist in the chat body.
-const absent = "<absent>"
+// want and absent state what a translated body must hold (wirecheck).
+type want = wirecheck.Want
 
-// want maps a gjson path of the translated chat body to the JSON value expected there, compared
-// as values (key order and spacing do not matter), or to absent.
-type want map[string]string
+const absent = wirecheck.Absent
 
 // translated reads body as a Messages request and returns the chat body it translates to.
 func translated(t *testing.T, body string) (gjson.Result, *request) {
@@ -31,47 +29,6 @@ func translated(t *testing.T, body string) (gjson.Result, *request) {
 		t.Fatalf("the chat body is not JSON: %s", req.in.Body)
 	}
 	return gjson.ParseBytes(req.in.Body), req
-}
-
-func (w want) check(t *testing.T, chat gjson.Result) {
-	t.Helper()
-	for _, path := range slices.Sorted(func(yield func(string) bool) {
-		for p := range w {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
-		got := chat.Get(path)
-		if w[path] == absent {
-			if got.Exists() {
-				t.Errorf("%s = %s, want it absent", path, got.Raw)
-			}
-			continue
-		}
-		if !sameJSON(got.Raw, w[path]) {
-			t.Errorf("%s = %s, want %s", path, orNothing(got.Raw), w[path])
-		}
-	}
-	if t.Failed() {
-		t.Logf("chat body: %s", chat.Raw)
-	}
-}
-
-func orNothing(raw string) string {
-	if raw == "" {
-		return "(nothing)"
-	}
-	return raw
-}
-
-// sameJSON says whether two JSON texts hold the same value.
-func sameJSON(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // body is a Messages request of messages (a JSON array) with extra top-level members.
@@ -193,7 +150,7 @@ func TestTranslatesEachRuleOfAMessagesRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			chat, req := translated(t, tc.body)
-			tc.want.check(t, chat)
+			tc.want.Check(t, chat)
 			if !sameSet(req.dropped, tc.dropped) {
 				t.Errorf("dropped %q, want %q", req.dropped, tc.dropped)
 			}
@@ -305,7 +262,7 @@ func TestClaudeCodeToolTurnTranslates(t *testing.T) {
 		"stream":                       `true`,
 		"stream_options.include_usage": `true`,
 		"model":                        absent, "metadata": absent, "thinking": absent, "output_config": absent, "context_management": absent, "system": absent,
-	}.check(t, chat)
+	}.Check(t, chat)
 	if !sameSet(req.dropped, []string{"cache_control", "thinking", "output_config", "context_management"}) {
 		t.Errorf("dropped %q", req.dropped)
 	}

@@ -1,7 +1,6 @@
 package messagesapi
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -12,57 +11,12 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/testkit/wirecheck"
 )
-
-// event is one SSE frame of a stream.
-type event struct {
-	name string
-	data gjson.Result
-}
-
-// parseSSE splits an event stream into its frames; every frame must have an event name and JSON
-// data whose type is that name, as Anthropic's SDKs expect.
-func parseSSE(t *testing.T, body string) []event {
-	t.Helper()
-	var out []event
-	var name string
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			data := strings.TrimPrefix(line, "data: ")
-			if !json.Valid([]byte(data)) {
-				t.Fatalf("frame %d (%s) is not JSON: %s", len(out), name, data)
-			}
-			e := event{name: name, data: gjson.Parse(data)}
-			if name == "" || e.data.Get("type").String() != name {
-				t.Fatalf("frame %d: event %q with data of type %q", len(out), name, e.data.Get("type").String())
-			}
-			out = append(out, e)
-			name = ""
-		case line == "":
-		default:
-			t.Fatalf("unexpected line %q", line)
-		}
-	}
-	return out
-}
-
-func names(evs []event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.name
-	}
-	return out
-}
 
 // streamOf runs chunks (chat.completion.chunk objects) through the event writer as the handler
 // does, ending the answer with finish (or fail, when failMessage is set).
-func streamOf(t *testing.T, chunks []string, failMessage string) []event {
+func streamOf(t *testing.T, chunks []string, failMessage string) []wirecheck.Event {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	ev := newEvents(httpapi.StartSSE(rec), "msg_abc", "fake/ok", []byte(report))
@@ -79,7 +33,7 @@ func streamOf(t *testing.T, chunks []string, failMessage string) []event {
 	} else if err := ev.finish(); err != nil {
 		t.Fatal(err)
 	}
-	return parseSSE(t, rec.Body.String())
+	return wirecheck.ParseSSE(t, rec.Body.String())
 }
 
 // Chunks of a chat stream, as an OpenAI-compatible provider sends them.
@@ -170,11 +124,11 @@ func TestStreamIsAnthropicsEventSequence(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			evs := streamOf(t, tc.chunks, "")
-			if got := names(evs); !slices.Equal(got, tc.names) {
+			if got := wirecheck.Names(evs); !slices.Equal(got, tc.names) {
 				t.Fatalf("events\n got  %q\n want %q", got, tc.names)
 			}
 			for i, w := range tc.want {
-				t.Run(fmt.Sprintf("frame %d %s", i, evs[i].name), func(t *testing.T) { w.check(t, evs[i].data) })
+				t.Run(fmt.Sprintf("frame %d %s", i, evs[i].Name), func(t *testing.T) { w.Check(t, evs[i].Data) })
 			}
 			checkBlocks(t, evs)
 		})
@@ -185,26 +139,26 @@ func TestStreamIsAnthropicsEventSequence(t *testing.T) {
 // indices 0, 1, 2… in order, each delta and stop is of the one open block, every block stops
 // before the next starts and before message_delta, and a tool_use block's partial_json pieces
 // make its whole input.
-func checkBlocks(t *testing.T, evs []event) {
+func checkBlocks(t *testing.T, evs []wirecheck.Event) {
 	t.Helper()
 	open, next := -1, 0
 	var args strings.Builder
 	var tool bool
 	for i, e := range evs {
-		idx := int(e.data.Get("index").Int())
-		switch e.name {
+		idx := int(e.Data.Get("index").Int())
+		switch e.Name {
 		case "content_block_start":
 			if open != -1 || idx != next {
 				t.Errorf("frame %d: block %d starts while %d is open (next is %d)", i, idx, open, next)
 			}
 			open, next = idx, next+1
-			tool = e.data.Get("content_block.type").String() == "tool_use"
+			tool = e.Data.Get("content_block.type").String() == "tool_use"
 			args.Reset()
 		case "content_block_delta":
 			if idx != open {
 				t.Errorf("frame %d: delta of block %d while %d is open", i, idx, open)
 			}
-			args.WriteString(e.data.Get("delta.partial_json").String())
+			args.WriteString(e.Data.Get("delta.partial_json").String())
 		case "content_block_stop":
 			if idx != open {
 				t.Errorf("frame %d: stop of block %d while %d is open", i, idx, open)
@@ -215,7 +169,7 @@ func checkBlocks(t *testing.T, evs []event) {
 			open = -1
 		case "message_delta", "message_stop":
 			if open != -1 {
-				t.Errorf("frame %d: %s while block %d is open", i, e.name, open)
+				t.Errorf("frame %d: %s while block %d is open", i, e.Name, open)
 			}
 		}
 	}
@@ -225,10 +179,10 @@ func checkBlocks(t *testing.T, evs []event) {
 // again without streaming), after what was sent, and without message_stop.
 func TestInterruptedStreamEndsWithAnErrorEvent(t *testing.T) {
 	evs := streamOf(t, []string{roleChunk(), textChunk("Hel")}, "the provider cut the stream")
-	if got, want := names(evs), []string{"message_start", "ping", "content_block_start", "content_block_delta", "error"}; !slices.Equal(got, want) {
+	if got, want := wirecheck.Names(evs), []string{"message_start", "ping", "content_block_start", "content_block_delta", "error"}; !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
-	want{"error": `{"type":"overloaded_error","message":"the provider cut the stream"}`}.check(t, evs[4].data)
+	want{"error": `{"type":"overloaded_error","message":"the provider cut the stream"}`}.Check(t, evs[4].Data)
 }
 
 // The recorded stream Claude Code accepted for a tool call (agent-clients.md §9) has the same
@@ -239,14 +193,14 @@ func TestStreamedToolCallHasTheShapeClaudeCodeAccepted(t *testing.T) {
 	recorded := []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
 	var got []string
 	for _, e := range evs {
-		if e.name != "ping" {
-			got = append(got, e.name)
+		if e.Name != "ping" {
+			got = append(got, e.Name)
 		}
 	}
 	if !slices.Equal(got, recorded) {
 		t.Fatalf("events (pings aside) %q, want the recorded %q", got, recorded)
 	}
-	want{"content_block.type": `"tool_use"`, "content_block.id": `"toolu_1"`, "content_block.name": `"Read"`, "content_block.input": `{}`}.check(t, evs[2].data)
-	want{"delta.type": `"input_json_delta"`, "delta.partial_json": `"{\"file_path\": \"<scratch>/hello.txt\"}"`}.check(t, evs[3].data)
-	want{"delta.stop_reason": `"tool_use"`, "delta.stop_sequence": `null`, "usage.output_tokens": `5`}.check(t, evs[5].data)
+	want{"content_block.type": `"tool_use"`, "content_block.id": `"toolu_1"`, "content_block.name": `"Read"`, "content_block.input": `{}`}.Check(t, evs[2].Data)
+	want{"delta.type": `"input_json_delta"`, "delta.partial_json": `"{\"file_path\": \"<scratch>/hello.txt\"}"`}.Check(t, evs[3].Data)
+	want{"delta.stop_reason": `"tool_use"`, "delta.stop_sequence": `null`, "usage.output_tokens": `5`}.Check(t, evs[5].Data)
 }
