@@ -6,10 +6,12 @@
 // billing, receipts, events, audit, access log; the demo provider at its default), the fake
 // upstream added by a SECUREAI_CONFIG catalog overlay. Keys are made through the admin API, so
 // many that no limit or points allowance is reached. At each concurrency (-c) it sends plain,
-// streamed and failover requests (a chain whose first model answers 500) in rounds alternating
-// direct and gateway, and reports p50/p99 of each and what the gateway adds, throughput, the
+// streamed and failover requests (a chain whose first model answers 500), then plain and streamed
+// requests on the Anthropic Messages and OpenAI Responses surfaces, in rounds alternating direct
+// and gateway, and reports p50/p99 of each and what the gateway adds, throughput, the
 // gateway process's CPU per request, its resident memory after each of -reps whole loads and
-// after a settle pause, the store's growth per served request, and a verdict against the targets.
+// after a settle pause, the store's growth per served request, the agent surfaces beside chat
+// (added latency and CPU per request over chat's), and a verdict against the targets.
 // At concurrency 1 it also measures the floor: the same plain requests through a bare Go reverse
 // proxy (this binary run again as one), so what the machine costs any proxy shows beside what the
 // gateway adds.
@@ -61,8 +63,9 @@ func main() {
 		fmt.Fprintf(flag.CommandLine.Output(), `Usage: go run ./cmd/bench [flags]
 
 Default: the gateway as users run it (cmd/gateway as its own process, embedded store on disk,
-every feature on) against a zero-delay fake upstream; plain, stream and failover requests at
-each -c, -reps times; latency, throughput, gateway CPU per request, RSS, store growth, verdict.
+every feature on) against a zero-delay fake upstream; plain, stream and failover requests, and
+plain and stream on the Messages and Responses surfaces, at each -c, -reps times; latency,
+throughput, gateway CPU per request, RSS, store growth, the surfaces beside chat, verdict.
 -micro: the in-process micro-benchmark instead (localserver.NewGateway in this process, no store).
 Then, unless -bodies is empty: peak RSS of the local server under large concurrent bodies.
 Quick run: go run ./cmd/bench -n 2000 -warmup 200 -settle 3s

@@ -106,7 +106,7 @@ func (cfg Config) gatewayRequests() int { return cfg.Warmup + max(1, cfg.Rounds)
 
 // logRow notes a measured cell's throughput, to show progress.
 func logRow(log io.Writer, row Row) {
-	fmt.Fprintf(log, "  measured %-10s c=%-3d direct %6.0f req/s, gateway %6.0f req/s\n", row.Mode, row.Conc,
+	fmt.Fprintf(log, "  measured %-16s c=%-3d direct %6.0f req/s, gateway %6.0f req/s\n", row.Mode, row.Conc,
 		rps(row.Direct), rps(row.Gateway))
 }
 

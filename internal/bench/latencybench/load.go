@@ -24,6 +24,26 @@ type Target struct {
 	// ServerCPU, when set, reads the CPU time used so far by the process serving the target (one
 	// outside this process), so a Run can say what its requests cost there.
 	ServerCPU func() (time.Duration, error)
+	// StreamEnd is how the last data frame of a streamed answer begins and StreamFrames how many
+	// data frames it has, for a surface whose stream is not the chat one (nil and 0: the chat
+	// stream's [DONE] and wantFrames).
+	StreamEnd    []byte
+	StreamFrames int
+}
+
+// streamEnd and streamFrames are what a whole streamed answer of t ends with and has.
+func (t Target) streamEnd() []byte {
+	if t.StreamEnd == nil {
+		return doneFrame[:len(doneFrame)-1]
+	}
+	return t.StreamEnd
+}
+
+func (t Target) streamFrames() int {
+	if t.StreamFrames == 0 {
+		return wantFrames
+	}
+	return t.StreamFrames
 }
 
 // KeyRing hands out Authorization header values round-robin to every worker of every load that
@@ -63,6 +83,50 @@ func modelField(name string) string { return `"model":"` + name + `"` }
 
 // failoverBody is a plain request whose chain is FailModel (always a 500) then Model.
 var failoverBody = chatBody(`"models":["`+FailModel+`","`+Model+`"]`, false)
+
+// messagesBody is chatBody's request to Model on the Anthropic Messages surface: the same system
+// prompt, user turn and limits.
+func messagesBody(stream bool) []byte {
+	s := `{"model":"` + Model + `","system":"You are terse.","messages":[{"role":"user","content":"Say hello."}],"max_tokens":64,"temperature":0`
+	if stream {
+		s += `,"stream":true`
+	}
+	return []byte(s + "}")
+}
+
+// responsesBody is chatBody's request to Model on the OpenAI Responses surface.
+func responsesBody(stream bool) []byte {
+	s := `{"model":"` + Model + `","instructions":"You are terse.","input":[{"role":"user","content":"Say hello."}],"max_output_tokens":64,"temperature":0,"store":false`
+	if stream {
+		s += `,"stream":true`
+	}
+	return []byte(s + "}")
+}
+
+// The streams the agent surfaces write from the upstream's default stream: Messages has
+// message_start, ping, a text block's start, a delta per content chunk and its stop,
+// message_delta and message_stop; Responses has response.created and .in_progress, the message
+// item's added and content_part.added, a delta per content chunk, output_text.done,
+// content_part.done, output_item.done and response.completed.
+var (
+	messagesStreamEnd     = []byte(`data: {"type":"message_stop"`)
+	messagesStreamFrames  = 2 + 1 + DefaultChunks + 1 + 2
+	responsesStreamEnd    = []byte(`data: {"type":"response.completed"`)
+	responsesStreamFrames = 2 + 2 + DefaultChunks + 3 + 1
+)
+
+// Surfaces returns the gateway target gw as a Messages and a Responses target at base (the
+// gateway's http://host:port): the same model and keys, each surface's own bodies and stream.
+func Surfaces(gw Target, base string) (messages, responses Target) {
+	messages, responses = gw, gw
+	messages.Name, messages.URL = "gateway messages", base+"/v1/messages"
+	messages.Plain, messages.Stream = messagesBody(false), messagesBody(true)
+	messages.StreamEnd, messages.StreamFrames = messagesStreamEnd, messagesStreamFrames
+	responses.Name, responses.URL = "gateway responses", base+"/v1/responses"
+	responses.Plain, responses.Stream = responsesBody(false), responsesBody(true)
+	responses.StreamEnd, responses.StreamFrames = responsesStreamEnd, responsesStreamFrames
+	return messages, responses
+}
 
 // Targets returns the direct and the gateway target of env, sending the same request bodies
 // except for the model name.
@@ -163,8 +227,8 @@ func (c *caller) stream(t Target, body []byte, each func(frame int)) (ttfb, tota
 		}
 	}
 	total = time.Since(start)
-	if !bytes.Equal(last, doneFrame[:len(doneFrame)-1]) {
-		return 0, 0, frames, fmt.Errorf("%s: stream did not end with [DONE] (%d frames)", t.Name, frames)
+	if end := t.streamEnd(); !bytes.HasPrefix(last, end) {
+		return 0, 0, frames, fmt.Errorf("%s: stream did not end with %s (%d frames, the last %q)", t.Name, bytes.TrimPrefix(end, []byte("data: ")), frames, last)
 	}
 	return ttfb, total, frames, nil
 }
@@ -226,8 +290,8 @@ func Load(client *http.Client, t Target, stream bool, conc, n int) (Run, error) 
 				if stream {
 					var frames int
 					f, d, frames, err = c.stream(t, t.Stream, nil)
-					if err == nil && frames != wantFrames {
-						err = fmt.Errorf("%s: %d data frames, want %d", t.Name, frames, wantFrames)
+					if err == nil && frames != t.streamFrames() {
+						err = fmt.Errorf("%s: %d data frames, want %d", t.Name, frames, t.streamFrames())
 					}
 					ttfb[w] = append(ttfb[w], f)
 				} else {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
@@ -30,8 +31,25 @@ type ProcessConfig struct {
 }
 
 // ProcessModes are the request kinds of each concurrency: a plain completion, a stream, and a
-// plain completion whose chain fails over (FailModel answers 500, Model serves).
-var ProcessModes = []string{"plain", "stream", "failover"}
+// plain completion whose chain fails over (FailModel answers 500, Model serves), on the chat
+// surface; then a plain completion and a stream on each agent surface (Anthropic Messages, OpenAI
+// Responses), whose direct figure is the same chat call to the upstream, so their added latency
+// and CPU per request compare with the chat rows' (issue 32 item 6: within 10 %).
+var ProcessModes = []string{"plain", "stream", "failover", "messages", "messages stream", "responses", "responses stream"}
+
+// streamed says whether a mode's requests are streams.
+func streamed(mode string) bool { return mode == "stream" || strings.HasSuffix(mode, " stream") }
+
+// chatMode is the chat mode an agent surface's mode compares with, "" for a chat mode.
+func chatMode(mode string) string {
+	if !strings.HasPrefix(mode, "messages") && !strings.HasPrefix(mode, "responses") {
+		return ""
+	}
+	if streamed(mode) {
+		return "stream"
+	}
+	return "plain"
+}
 
 // ProcessRun is the outcome of RunProcess.
 type ProcessRun struct {
@@ -76,9 +94,15 @@ const (
 	// of the requests in flight.
 	keyPoints = 10 * perKeyRequests
 	// adminCalls bounds the admin API calls of the setup (two a key: its user's points, the
-	// key), which the admin key's own per-minute limit counts; a tenth of it is left spare.
+	// key) one admin key makes, which its own per-minute limit counts; a tenth of it is left spare.
 	adminCalls = apikey.MaxPerMinute * 9 / 10
+	// maxAdmins bounds the admin keys the bootstrap key creates to share that work, below its
+	// default 60 requests a minute.
+	maxAdmins = 50
 )
+
+// admins is how many admin keys make n keys.
+func admins(n int) int { return max(1, (2*n+adminCalls-1)/adminCalls) }
 
 // RunProcess builds and starts the gateway process, makes the keys, runs the load cfg.Reps
 // times and stops the gateway. log receives progress and the run's setup.
@@ -86,9 +110,9 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 	run := &ProcessRun{Config: cfg}
 	perRep := len(cfg.Concurrency) * len(ProcessModes) * cfg.gatewayRequests()
 	run.Keys = max(1, (max(1, cfg.Reps)*perRep+perKeyRequests-1)/perKeyRequests)
-	if 1+2*run.Keys > adminCalls {
-		return nil, fmt.Errorf("%d gateway requests would need %d keys, more than the admin key may create in a minute; lower -n, -reps or -c",
-			max(1, cfg.Reps)*perRep, run.Keys)
+	if admins(run.Keys) > maxAdmins {
+		return nil, fmt.Errorf("%d gateway requests would need %d keys, more than %d admin keys may create in a minute; lower -n, -reps or -c",
+			max(1, cfg.Reps)*perRep, run.Keys, maxAdmins)
 	}
 
 	var err error
@@ -169,7 +193,9 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 	gw.ServerCPU = func() (time.Duration, error) { return procCPU(run.Pid) }
 	failover := gw
 	failover.Plain = failoverBody
-	targets := map[string]Target{"plain": gw, "stream": gw, "failover": failover}
+	messages, responses := Surfaces(gw, g.Base)
+	targets := map[string]Target{"plain": gw, "stream": gw, "failover": failover,
+		"messages": messages, "messages stream": messages, "responses": responses, "responses stream": responses}
 
 	for i := range max(1, cfg.Reps) {
 		fmt.Fprintf(log, "repetition %d of %d:\n", i+1, max(1, cfg.Reps))
@@ -182,7 +208,7 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 		for _, conc := range cfg.Concurrency {
 			client := NewClient(conc)
 			for _, mode := range ProcessModes {
-				row, err := compare(client, direct, targets[mode], mode == "stream", conc, cfg.Config)
+				row, err := compare(client, direct, targets[mode], streamed(mode), conc, cfg.Config)
 				if err != nil {
 					return nil, fmt.Errorf("%s c=%d: %w", mode, conc, err)
 				}
@@ -196,7 +222,7 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 					return nil, fmt.Errorf("floor proxy: %w", err)
 				}
 				row.Mode = "floor"
-				fmt.Fprintf(log, "  measured %-10s c=1   direct %6.0f req/s, floor   %6.0f req/s (plain, a bare Go proxy)\n", "floor", rps(row.Direct), rps(row.Gateway))
+				fmt.Fprintf(log, "  measured %-16s c=1   direct %6.0f req/s, floor   %6.0f req/s (plain, a bare Go proxy)\n", "floor", rps(row.Direct), rps(row.Gateway))
 				rep.Rows = append(rep.Rows, row)
 				if rep.FloorRSS, err = procStatus(floorPid, "VmRSS"); err != nil {
 					return nil, err
@@ -238,15 +264,20 @@ func RunProcess(ctx context.Context, cfg ProcessConfig, log io.Writer) (*Process
 
 // makeKeys creates n keys, each billing its own user given keyPoints, all limits set and
 // counted, and returns them as a ring. The bootstrap key is held to the default 60 requests a
-// minute, so it only creates an admin key that makes the rest.
+// minute, so it only creates the admin keys that make the rest, each at most adminCalls calls.
 func makeKeys(g *gatewayProc, n int) (*KeyRing, error) {
-	admin, err := g.createKey(g.Admin, keySpec{Name: "bench-admin", Admin: true, RateLimit: maxRate,
-		DailyLimit: keyDailyLimit, MonthlyLimit: keyDailyLimit})
-	if err != nil {
-		return nil, err
+	adminKeys := make([]string, admins(n))
+	var err error
+	for i := range adminKeys {
+		adminKeys[i], err = g.createKey(g.Admin, keySpec{Name: fmt.Sprintf("bench-admin-%d", i), Admin: true, RateLimit: maxRate,
+			DailyLimit: keyDailyLimit, MonthlyLimit: keyDailyLimit})
+		if err != nil {
+			return nil, err
+		}
 	}
 	secrets := make([]string, n)
 	for i := range n {
+		admin := adminKeys[2*i/adminCalls]
 		user := fmt.Sprintf("bench-user-%d", i)
 		if err := g.setPoints(admin, user, keyPoints); err != nil {
 			return nil, err

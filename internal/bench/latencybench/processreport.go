@@ -4,18 +4,23 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Targets of the process benchmark, in one place.
 const (
-	TargetProcAddedP50   = 300 * time.Microsecond // added p50 of plain requests, sequential (c=1)
-	TargetProcThroughput = 20.0                   // gateway req/s as % of direct, plain at c=32
-	TargetProcCPU        = 150 * time.Microsecond // gateway process CPU per plain request, every concurrency
-	TargetProcRSS        = 40 << 20               // gateway VmRSS after each load, bytes
-	TargetProcRSSGrowth  = 10.0                   // % the last load's RSS may exceed the first's (GC noise)
-	TargetProcStoreBytes = 1536                   // gateway.db file growth per served request (1.5 KiB)
+	TargetProcAddedP50    = 300 * time.Microsecond // added p50 of plain requests, sequential (c=1)
+	TargetProcThroughput  = 20.0                   // gateway req/s as % of direct, plain at c=32
+	TargetProcCPU         = 150 * time.Microsecond // gateway process CPU per plain request, every concurrency
+	TargetProcRSS         = 40 << 20               // gateway VmRSS after each load, bytes
+	TargetProcRSSGrowth   = 10.0                   // % the last load's RSS may exceed the first's (GC noise)
+	TargetProcStoreBytes  = 1536                   // gateway.db file growth per served request (1.5 KiB)
+	TargetSurfaceOverChat = 10.0                   // % an agent surface's added p50 and CPU per request may exceed chat's
 )
+
+// agentSurfaces are the surfaces whose modes (ProcessModes) are compared with chat's.
+var agentSurfaces = []string{"messages", "responses"}
 
 // throughputConc is the concurrency of the throughput target.
 const throughputConc = 32
@@ -84,6 +89,10 @@ func (r *ProcessRun) Checks() []Check {
 	out = append(out, Check{What: "gateway CPU per plain request (highest concurrency)", Got: fmt.Sprintf("%s µs at c=%d", us(cpu), busiest),
 		Target: "≤ " + us(TargetProcCPU) + " µs", Met: cpu <= TargetProcCPU, Measured: len(r.Reps) > 0})
 
+	for _, surface := range agentSurfaces {
+		out = append(out, r.surfaceChecks(surface, busiest)...)
+	}
+
 	var peak, anon int64
 	for _, rep := range r.Reps {
 		if rep.RSSAfter > peak {
@@ -109,6 +118,51 @@ func (r *ProcessRun) Checks() []Check {
 		out = append(out, Check{What: "store growth per served request (bbolt high-water mark)",
 			Got:    fmt.Sprintf("%.0f B (file size %.0f B)", per, float64(file)/float64(served)),
 			Target: fmt.Sprintf("≤ %d B", TargetProcStoreBytes), Met: per <= TargetProcStoreBytes, Measured: true})
+	}
+	return out
+}
+
+// cpuPerRequest is the gateway's CPU per request of a merged cell.
+func cpuPerRequest(row Row) time.Duration {
+	return perRequest(row.Gateway.ServerCPU, len(row.Gateway.Latency))
+}
+
+// over is how many percent a is over b (negative: under); 0 when b is not positive.
+func over(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return 100 * (float64(a) - float64(b)) / float64(b)
+}
+
+// surfaceChecks judges an agent surface against chat: its added p50 at c=1 and its CPU per
+// request at the highest concurrency, plain and streamed, each within TargetSurfaceOverChat of
+// the chat mode's.
+func (r *ProcessRun) surfaceChecks(surface string, busiest int) []Check {
+	var out []Check
+	for _, m := range []struct {
+		what   string
+		conc   int
+		figure func(Row) time.Duration
+	}{
+		{"added p50, sequential", 1, func(row Row) time.Duration { return added(row, 50) }},
+		{fmt.Sprintf("gateway CPU per request (c=%d)", busiest), busiest, cpuPerRequest},
+	} {
+		c := Check{What: surface + " vs chat: " + m.what, Target: fmt.Sprintf("≤ %+.0f %%", TargetSurfaceOverChat), Met: true, Measured: true}
+		var got []string
+		for _, mode := range []string{surface, surface + " stream"} {
+			row, ok := r.merged(mode, m.conc)
+			chat, chatOK := r.merged(chatMode(mode), m.conc)
+			if !ok || !chatOK || len(row.Gateway.Latency) == 0 || len(chat.Gateway.Latency) == 0 {
+				c.Measured, c.Target = false, fmt.Sprintf("needs -c %d", m.conc)
+				break
+			}
+			pct := over(m.figure(row), m.figure(chat))
+			got = append(got, fmt.Sprintf("%s %s vs %s µs (%+.1f %%)", chatMode(mode), us(m.figure(row)), us(m.figure(chat)), pct))
+			c.Met = c.Met && pct <= TargetSurfaceOverChat
+		}
+		c.Got = strings.Join(got, ", ")
+		out = append(out, c)
 	}
 	return out
 }
@@ -151,6 +205,7 @@ func ReportProcess(w io.Writer, r *ProcessRun) (met bool) {
 				mib(rep.FloorRSS), mib(rep.FloorAnon))
 		}
 	}
+	reportSurfaces(w, r)
 	fmt.Fprintf(w, "\nGateway memory and store per repetition (served: gateway requests answered, warm-up included; store read after the %s settle pause;\n", r.Config.Settle)
 	fmt.Fprintln(w, "file-backed RSS is the pages of the gateway binary and of its memory-mapped gateway.db; the kernel maps a page-cache folio whole,")
 	fmt.Fprintln(w, "up to 2 MiB, at its first touch, so that part follows the binary's size and the store's freshly written pages, not the gateway's own memory):")
@@ -188,4 +243,30 @@ func ReportProcess(w io.Writer, r *ProcessRun) (met bool) {
 		fmt.Fprintf(w, "  %-50s %-34s target %-12s %s\n", c.What, c.Got, c.Target, v)
 	}
 	return met
+}
+
+// reportSurfaces prints each agent surface's rows beside the chat rows they compare with, every
+// repetition together: what the gateway adds over the same direct chat call, and its CPU per
+// request, with the surface's excess over chat.
+func reportSurfaces(w io.Writer, r *ProcessRun) {
+	fmt.Fprintln(w, "\nAgent surfaces beside chat (every repetition together; the direct call is the same chat call to the upstream for all, so the")
+	fmt.Fprintf(w, "difference is what the surface costs; issue 32 item 6 wants added latency and CPU per request within %.0f %% of chat's):\n\n", TargetSurfaceOverChat)
+	fmt.Fprintln(w, "| mode | conc | added p50 | chat added p50 | over chat | added p99 | chat added p99 | CPU µs/req | chat CPU µs/req | over chat |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, conc := range r.Config.Concurrency {
+		for _, mode := range ProcessModes {
+			if chatMode(mode) == "" {
+				continue
+			}
+			row, ok := r.merged(mode, conc)
+			chat, chatOK := r.merged(chatMode(mode), conc)
+			if !ok || !chatOK {
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %+.1f %% | %s | %s | %s | %s | %+.1f %% |\n", mode, conc,
+				us(added(row, 50)), us(added(chat, 50)), over(added(row, 50), added(chat, 50)),
+				us(added(row, 99)), us(added(chat, 99)),
+				us(cpuPerRequest(row)), us(cpuPerRequest(chat)), over(cpuPerRequest(row), cpuPerRequest(chat)))
+		}
+	}
 }
