@@ -55,9 +55,10 @@ func toolUseID(id string) string {
 	return id
 }
 
-// input is a call's arguments as the tool_use input object; anything but an object is {}.
+// input is a call's arguments as the tool_use input object; anything but a whole object (an
+// answer cut by max_tokens mid-arguments) is {}.
 func input(arguments string) []byte {
-	if v := gjson.Parse(arguments); v.IsObject() {
+	if v := gjson.Parse(arguments); gjson.Valid(arguments) && v.IsObject() {
 		return []byte(v.Raw)
 	}
 	return []byte("{}")

@@ -59,7 +59,7 @@ func read(body []byte) (*request, error) {
 			continue
 		}
 		if v.Type != gjson.Number || v.Num < r.lo || v.Num > r.hi || (r.integer && v.Num != float64(int64(v.Num))) {
-			return nil, fault.Invalid(fields[i], fields[i]+" must be a number between "+strconv.FormatFloat(r.lo, 'g', -1, 64)+" and "+strconv.FormatFloat(r.hi, 'g', -1, 64))
+			return nil, fault.Invalid(fields[i], fields[i]+" must be a number between "+strconv.FormatFloat(r.lo, 'f', -1, 64)+" and "+strconv.FormatFloat(r.hi, 'f', -1, 64))
 		}
 	}
 	for _, i := range [...]int{20, 21} {
@@ -149,7 +149,7 @@ func (t *translator) drop(what string) {
 func (t *translator) input(input gjson.Result) error {
 	switch {
 	case input.Type == gjson.String:
-		t.b = translate.AppendString(append(t.b, `{"role":"user","content":`...), input.Str)
+		t.b = translate.AppendString(append(translate.Sep(t.b), `{"role":"user","content":`...), input.Str)
 		t.b = append(t.b, '}')
 		return nil
 	case !input.IsArray() || len(input.Array()) == 0:

@@ -106,7 +106,7 @@ func (e *events) chunk(data []byte) error {
 	}
 	if d.Text != "" {
 		if e.open != message {
-			if err := e.begin(message, "msg_"); err != nil {
+			if err := e.begin(message, "msg_", chatanswer.ToolCall{}); err != nil {
 				return err
 			}
 			b := append(e.itemHead("response.content_part.added"), `,"content_index":0,"part":`...)
@@ -122,10 +122,10 @@ func (e *events) chunk(data []byte) error {
 	}
 	for _, c := range d.Calls {
 		if e.open != functionCall || c.Index != e.tool {
-			e.tool, e.call = c.Index, chatanswer.ToolCall{ID: c.ID, Name: c.Name}
-			if err := e.begin(functionCall, "fc_"); err != nil {
+			if err := e.begin(functionCall, "fc_", chatanswer.ToolCall{ID: c.ID, Name: c.Name}); err != nil {
 				return err
 			}
+			e.tool = c.Index
 		}
 		if c.Arguments == "" {
 			continue
@@ -139,11 +139,12 @@ func (e *events) chunk(data []byte) error {
 	return nil
 }
 
-// begin finishes the open item and adds the next, of kind k.
-func (e *events) begin(k kind, prefix string) error {
+// begin finishes the open item and adds the next, of kind k (a function call's named by call).
+func (e *events) begin(k kind, prefix string, call chatanswer.ToolCall) error {
 	if err := e.done(); err != nil {
 		return err
 	}
+	e.call = call
 	e.open, e.itemID = k, itemID(prefix, e.obj.base(), e.items)
 	e.items++
 	e.text.Reset()

@@ -7,16 +7,14 @@ import (
 	"github.com/secureai-gateway/gateway/internal/testkit/wirecheck"
 )
 
-// Failing until fixed: instructions with an input string must translate to a JSON body with a
-// system then a user message (request.go's input writes the user message without a separator).
+// Instructions with an input string translate to a JSON body with a system then a user message.
 func TestInstructionsWithAnInputString(t *testing.T) {
 	chat, _ := translated(t, body(`"hi"`, `"instructions":"Be terse."`))
 	want{"messages": `[{"role":"system","content":"Be terse."},{"role":"user","content":"hi"}]`}.Check(t, chat)
 }
 
-// Failing until fixed: two tool calls in one answer are two function_call items, each with its
-// own call_id, name and arguments, in the done events and in response.completed's output
-// (stream.go's chunk sets the next call before begin finishes the open one).
+// Two tool calls in one answer are two function_call items, each with its own call_id, name and
+// arguments, in the done events and in response.completed's output.
 func TestStreamOfTwoToolCallsIsTwoFunctionCallItems(t *testing.T) {
 	evs := streamOf(t, []string{roleChunk(), callStart(0, "call_1", "exec_command"), callArgs(0, `{"cmd":"ls"}`),
 		callStart(1, "call_2", "view_image"), callArgs(1, `{"path":"a.png"}`), finishChunk("tool_calls"), usageChunk(12, 20)}, "")

@@ -7,9 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Failing until fixed: a tool call cut off by max_tokens has arguments that are not whole JSON;
-// its tool_use input must still be an object ({}), and the message JSON (answer.go's input takes
-// any text gjson reads as an object, unchecked).
+// A tool call cut off by max_tokens has arguments that are not whole JSON; its tool_use input is
+// still an object ({}), and the message JSON.
 func TestCutToolCallArgumentsAreAnEmptyInput(t *testing.T) {
 	c := chatCompletion(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"Write",`+
 		`"arguments":"{\"file_path\":\"a.txt\",\"content\":\"hel"}}]}`, "length", usage12x14)
