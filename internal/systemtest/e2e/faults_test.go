@@ -133,6 +133,12 @@ func TestFaults(t *testing.T) {
 			attempts: over("server_error", resp(respFailedBefore)), maxTime: def},
 		{name: "stream/responses-failed-after-content", first: resp(respFailedAfter), stream: true,
 			attempts: stays(resp(respFailedAfter)), truncated: true, maxTime: def},
+		// An error event (which Codex does not understand) fails over before content; after it, the
+		// caller gets response.failed, never the provider's error event.
+		{name: "stream/responses-error-event-before-content", first: resp(respErrorBefore), stream: true,
+			attempts: over("server_error", resp(respErrorBefore)), maxTime: def},
+		{name: "stream/responses-error-event-after-content", first: resp(respErrorAfter), stream: true,
+			attempts: stays(resp(respErrorAfter)), truncated: true, maxTime: def},
 	}
 	for _, s := range surfaces {
 		t.Run(s.name, func(t *testing.T) {

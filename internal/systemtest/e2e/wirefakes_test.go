@@ -29,18 +29,20 @@ const (
 	anthEventAfter    = "error-event-after-content"  // three words, then event: error overloaded
 	anthKey           = "sk-ant-provider-key"        // the credential the gateway sends the Anthropic fake
 	anthKeyEnv        = "E2E_ANTHROPIC_KEY"
-	respOK            = "ok"                    // a whole answer
-	respError500      = "error-500"             // HTTP 500 on /responses (and on /chat/completions)
-	respFailedBefore  = "failed-before-content" // response.created, in_progress, then response.failed
-	respFailedAfter   = "failed-after-content"  // three words, then response.failed
-	wireWordsBeforeCt = 3                       // the words a fault "after content" sends first
+	respOK            = "ok"                         // a whole answer
+	respError500      = "error-500"                  // HTTP 500 on /responses (and on /chat/completions)
+	respFailedBefore  = "failed-before-content"      // response.created, in_progress, then response.failed
+	respFailedAfter   = "failed-after-content"       // three words, then response.failed
+	respErrorBefore   = "error-event-before-content" // response.created, in_progress, then an error event
+	respErrorAfter    = "error-event-after-content"  // three words, then an error event
+	wireWordsBeforeCt = 3                            // the words a fault "after content" sends first
 )
 
 // anthModels and respModels are the fakes' models, each in the catalog as "anth/<m>" and
 // "resp/<m>" (and "respoff/<m>": the Responses fake as a provider not marked responses: true).
 var (
 	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter}
-	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter}
+	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter}
 )
 
 // wireCall is one request a wire fake received.
@@ -221,8 +223,8 @@ func oaiError(msg, typ, code string) map[string]any {
 
 // chatFault serves the Chat Completions equivalent of a Responses behaviour.
 func chatFault(w http.ResponseWriter, r *http.Request, chat http.Handler, model string, stream bool) {
-	equivalent := map[string]string{respOK: "ok", respError500: "error-500", respFailedBefore: "stream-error"}[model]
-	if model == respFailedAfter {
+	equivalent := map[string]string{respOK: "ok", respError500: "error-500", respFailedBefore: "stream-error", respErrorBefore: "stream-error"}[model]
+	if model == respFailedAfter || model == respErrorAfter {
 		if !stream {
 			equivalent = "error-500"
 		} else {
@@ -259,7 +261,7 @@ func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream boo
 	case respError500:
 		f.json(w, http.StatusInternalServerError, model, oaiError("The server had an error while processing your request.", "server_error", ""))
 		return
-	case respOK, respFailedBefore, respFailedAfter:
+	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter:
 	default:
 		f.json(w, http.StatusNotFound, model, oaiError("The model `"+model+"` does not exist.", "invalid_request_error", "model_not_found"))
 		return
@@ -298,18 +300,22 @@ func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream boo
 	add(map[string]any{"type": "response.created", "response": response("in_progress", []any{}, nil, nil)})
 	add(map[string]any{"type": "response.in_progress", "response": response("in_progress", []any{}, nil, nil)})
 	failed := func() {
-		add(map[string]any{"type": "response.failed", "response": response("failed", []any{}, nil,
-			map[string]any{"code": "server_error", "message": "The model is overloaded"})})
+		if model == respErrorBefore || model == respErrorAfter {
+			add(map[string]any{"type": "error", "code": "server_error", "message": "The model is overloaded", "param": nil})
+		} else {
+			add(map[string]any{"type": "response.failed", "response": response("failed", []any{}, nil,
+				map[string]any{"code": "server_error", "message": "The model is overloaded"})})
+		}
 		f.stream(w, model, events)
 	}
-	if model == respFailedBefore {
+	if model == respFailedBefore || model == respErrorBefore {
 		failed()
 		return
 	}
 	add(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item("in_progress", []any{})})
 	add(map[string]any{"type": "response.content_part.added", "item_id": msgID, "output_index": 0, "content_index": 0, "part": text("")})
 	for i, word := range words() {
-		if model == respFailedAfter && i == wireWordsBeforeCt {
+		if (model == respFailedAfter || model == respErrorAfter) && i == wireWordsBeforeCt {
 			failed()
 			return
 		}
