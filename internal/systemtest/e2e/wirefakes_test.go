@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
 	"github.com/tidwall/gjson"
@@ -20,13 +21,14 @@ import (
 // for every wire. Each fake records every call (path, headers, body) and the events it sent, so a
 // passthrough test can compare what the caller got with what the provider wrote.
 
-// Anthropic-wire behaviours.
+// The fakes' behaviours (a model's name), and the Anthropic fake's credential.
 const (
 	anthOK            = "ok"                         // a whole answer
 	anthThinking      = "thinking"                   // a thinking block (with its signature), then the answer
 	anthOverloaded    = "overloaded"                 // HTTP 529 overloaded_error
 	anthEventBefore   = "error-event-before-content" // message_start, ping, then event: error overloaded
 	anthEventAfter    = "error-event-after-content"  // three words, then event: error overloaded
+	anthSlow          = "slow-first-token"           // message_start and ping at once, content after slowFirstToken
 	anthKey           = "sk-ant-provider-key"        // the credential the gateway sends the Anthropic fake
 	anthKeyEnv        = "E2E_ANTHROPIC_KEY"
 	respOK            = "ok"                         // a whole answer
@@ -35,14 +37,15 @@ const (
 	respFailedAfter   = "failed-after-content"       // three words, then response.failed
 	respErrorBefore   = "error-event-before-content" // response.created, in_progress, then an error event
 	respErrorAfter    = "error-event-after-content"  // three words, then an error event
+	respSlow          = "slow-first-token"           // the message item and its part at once, text after slowFirstToken
 	wireWordsBeforeCt = 3                            // the words a fault "after content" sends first
 )
 
 // anthModels and respModels are the fakes' models, each in the catalog as "anth/<m>" and
 // "resp/<m>" (and "respoff/<m>": the Responses fake as a provider not marked responses: true).
 var (
-	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter}
-	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter}
+	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter, anthSlow}
+	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow}
 )
 
 // wireCall is one request a wire fake received.
@@ -82,19 +85,48 @@ func (f *wireFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.serve(f, w, r, v[0].String(), v[1].Bool())
 }
 
-// stream writes events, flushing each, and records them for model.
-func (f *wireFake) stream(w http.ResponseWriter, model string, events []sseEvent) {
+// pause, among the events a fake streams, holds the rest back for slowFirstToken (a slow first
+// token); it is not sent.
+var pause = sseEvent{name: "\x00pause"}
+
+// stream writes events, flushing each, and records them for model; it stops when the caller
+// leaves during a pause.
+func (f *wireFake) stream(w http.ResponseWriter, r *http.Request, model string, events []sseEvent) {
+	var sent []sseEvent
+	for _, e := range events {
+		if e != pause {
+			sent = append(sent, e)
+		}
+	}
 	f.mu.Lock()
-	f.sent[model] = events
+	f.sent[model] = sent
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	for _, e := range events {
+		if e == pause {
+			if !slow(r) {
+				return
+			}
+			continue
+		}
 		if e.name != "" {
 			_, _ = fmt.Fprintf(w, "event: %s\n", e.name)
 		}
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", e.data)
 		w.(http.Flusher).Flush()
+	}
+}
+
+// slow waits slowFirstToken unless the caller leaves first; it reports whether the wait completed.
+func slow(r *http.Request) bool {
+	t := time.NewTimer(slowFirstToken)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 
@@ -136,7 +168,7 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	case anthOverloaded:
 		f.json(w, 529, model, anthError("overloaded_error", "Overloaded"))
 		return
-	case anthOK, anthThinking, anthEventBefore, anthEventAfter:
+	case anthOK, anthThinking, anthEventBefore, anthEventAfter, anthSlow:
 	default:
 		f.json(w, http.StatusNotFound, model, anthError("not_found_error", "model: "+model))
 		return
@@ -144,6 +176,9 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	if !stream {
 		if model == anthEventBefore || model == anthEventAfter {
 			f.json(w, 529, model, anthError("overloaded_error", "Overloaded"))
+			return
+		}
+		if model == anthSlow && !slow(r) {
 			return
 		}
 		var content []any
@@ -165,8 +200,11 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	}
 	overloaded := sseEvent{name: "error", data: mustJSON(anthError("overloaded_error", "Overloaded"))}
 	if model == anthEventBefore {
-		f.stream(w, model, append(events, overloaded))
+		f.stream(w, r, model, append(events, overloaded))
 		return
+	}
+	if model == anthSlow {
+		events = append(events, pause)
 	}
 	index := 0
 	if model == anthThinking {
@@ -180,7 +218,7 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	events = append(events, ev(map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}}))
 	for i, word := range words() {
 		if model == anthEventAfter && i == wireWordsBeforeCt {
-			f.stream(w, model, append(events, overloaded))
+			f.stream(w, r, model, append(events, overloaded))
 			return
 		}
 		events = append(events, ev(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": word}}))
@@ -190,7 +228,7 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 		ev(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
 			"usage": map[string]any{"output_tokens": len(words())}}),
 		ev(map[string]any{"type": "message_stop"}))
-	f.stream(w, model, events)
+	f.stream(w, r, model, events)
 }
 
 func anthError(typ, msg string) map[string]any {
@@ -206,7 +244,7 @@ func serveResponses(chat http.Handler) func(*wireFake, http.ResponseWriter, *htt
 		case "/v1/chat/completions":
 			chatFault(w, r, chat, model, stream)
 		case "/v1/responses":
-			responsesFault(f, w, model, stream)
+			responsesFault(f, w, r, model, stream)
 		default:
 			f.json(w, http.StatusNotFound, model, oaiError("not found", "invalid_request_error", ""))
 		}
@@ -223,7 +261,8 @@ func oaiError(msg, typ, code string) map[string]any {
 
 // chatFault serves the Chat Completions equivalent of a Responses behaviour.
 func chatFault(w http.ResponseWriter, r *http.Request, chat http.Handler, model string, stream bool) {
-	equivalent := map[string]string{respOK: "ok", respError500: "error-500", respFailedBefore: "stream-error", respErrorBefore: "stream-error"}[model]
+	equivalent := map[string]string{respOK: "ok", respError500: "error-500", respFailedBefore: "stream-error", respErrorBefore: "stream-error",
+		respSlow: "slow-first-token"}[model]
 	if model == respFailedAfter || model == respErrorAfter {
 		if !stream {
 			equivalent = "error-500"
@@ -255,13 +294,13 @@ func chatFault(w http.ResponseWriter, r *http.Request, chat http.Handler, model 
 }
 
 // responsesFault serves a Responses behaviour.
-func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream bool) {
+func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model string, stream bool) {
 	id := "resp_fake_" + strings.ReplaceAll(model, "-", "_")
 	switch model {
 	case respError500:
 		f.json(w, http.StatusInternalServerError, model, oaiError("The server had an error while processing your request.", "server_error", ""))
 		return
-	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter:
+	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow:
 	default:
 		f.json(w, http.StatusNotFound, model, oaiError("The model `"+model+"` does not exist.", "invalid_request_error", "model_not_found"))
 		return
@@ -283,7 +322,10 @@ func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream boo
 			"reasoning": map[string]any{"effort": nil, "summary": nil}, "instructions": nil, "max_output_tokens": nil, "user": nil}
 	}
 	if !stream {
-		if model != respOK {
+		if model == respSlow && !slow(r) {
+			return
+		}
+		if model != respOK && model != respSlow {
 			f.json(w, http.StatusInternalServerError, model, oaiError("The server had an error while processing your request.", "server_error", ""))
 			return
 		}
@@ -306,7 +348,7 @@ func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream boo
 			add(map[string]any{"type": "response.failed", "response": response("failed", []any{}, nil,
 				map[string]any{"code": "server_error", "message": "The model is overloaded"})})
 		}
-		f.stream(w, model, events)
+		f.stream(w, r, model, events)
 	}
 	if model == respFailedBefore || model == respErrorBefore {
 		failed()
@@ -314,6 +356,9 @@ func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream boo
 	}
 	add(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item("in_progress", []any{})})
 	add(map[string]any{"type": "response.content_part.added", "item_id": msgID, "output_index": 0, "content_index": 0, "part": text("")})
+	if model == respSlow {
+		events = append(events, pause)
+	}
 	for i, word := range words() {
 		if (model == respFailedAfter || model == respErrorAfter) && i == wireWordsBeforeCt {
 			failed()
@@ -326,5 +371,5 @@ func responsesFault(f *wireFake, w http.ResponseWriter, model string, stream boo
 	done := item("completed", []any{text(openaifake.Answer)})
 	add(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": done})
 	add(map[string]any{"type": "response.completed", "response": response("completed", []any{done}, usage, nil)})
-	f.stream(w, model, events)
+	f.stream(w, r, model, events)
 }
