@@ -123,6 +123,8 @@ func TestFaults(t *testing.T) {
 			attempts: over("server_error", anth(anthEventBefore)), maxTime: def},
 		{name: "stream/anthropic-error-event-after-content", first: anth(anthEventAfter), stream: true,
 			attempts: stays(anth(anthEventAfter)), truncated: true, maxTime: def},
+		{name: "stream/anthropic-stall-after-content", first: anth(anthStall), stream: true, attempts: stays(anth(anthStall)), truncated: true, streamCode: "stream_stalled",
+			minTime: 900 * time.Millisecond, maxTime: def},
 		// message_start and ping are no content: the first-token timeout still runs.
 		{name: "plain/anthropic-slow", first: anth(anthSlow), attempts: over("timeout", anth(anthSlow)), minTime: 900 * time.Millisecond, maxTime: def},
 		{name: "stream/anthropic-slow-first-token", first: anth(anthSlow), stream: true, attempts: over("timeout", anth(anthSlow)),
@@ -143,6 +145,8 @@ func TestFaults(t *testing.T) {
 			attempts: over("server_error", resp(respErrorBefore)), maxTime: def},
 		{name: "stream/responses-error-event-after-content", first: resp(respErrorAfter), stream: true,
 			attempts: stays(resp(respErrorAfter)), truncated: true, maxTime: def},
+		{name: "stream/responses-stall-after-content", first: resp(respStall), stream: true, attempts: stays(resp(respStall)), truncated: true, streamCode: "stream_stalled",
+			minTime: 900 * time.Millisecond, maxTime: def},
 		// response.created, in_progress, an empty message item and part are no content either.
 		{name: "plain/responses-slow", first: resp(respSlow), attempts: over("timeout", resp(respSlow)), minTime: 900 * time.Millisecond, maxTime: def},
 		{name: "stream/responses-slow-first-token", first: resp(respSlow), stream: true, attempts: over("timeout", resp(respSlow)),

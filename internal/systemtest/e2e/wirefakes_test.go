@@ -29,6 +29,7 @@ const (
 	anthEventBefore   = "error-event-before-content" // message_start, ping, then event: error overloaded
 	anthEventAfter    = "error-event-after-content"  // three words, then event: error overloaded
 	anthSlow          = "slow-first-token"           // message_start and ping at once, content after slowFirstToken
+	anthStall         = "stall"                      // three words, then silence until the caller leaves
 	anthKey           = "sk-ant-provider-key"        // the credential the gateway sends the Anthropic fake
 	anthKeyEnv        = "E2E_ANTHROPIC_KEY"
 	respOK            = "ok"                         // a whole answer
@@ -38,14 +39,15 @@ const (
 	respErrorBefore   = "error-event-before-content" // response.created, in_progress, then an error event
 	respErrorAfter    = "error-event-after-content"  // three words, then an error event
 	respSlow          = "slow-first-token"           // the message item and its part at once, text after slowFirstToken
+	respStall         = "stall"                      // three words, then silence until the caller leaves
 	wireWordsBeforeCt = 3                            // the words a fault "after content" sends first
 )
 
 // anthModels and respModels are the fakes' models, each in the catalog as "anth/<m>" and
 // "resp/<m>" (and "respoff/<m>": the Responses fake as a provider not marked responses: true).
 var (
-	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter, anthSlow}
-	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow}
+	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter, anthSlow, anthStall}
+	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow, respStall}
 )
 
 // wireCall is one request a wire fake received.
@@ -86,15 +88,18 @@ func (f *wireFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // pause, among the events a fake streams, holds the rest back for slowFirstToken (a slow first
-// token); it is not sent.
-var pause = sseEvent{name: "\x00pause"}
+// token); hold holds them until the caller leaves (a stall). Neither is sent.
+var (
+	pause = sseEvent{name: "\x00pause"}
+	hold  = sseEvent{name: "\x00hold"}
+)
 
 // stream writes events, flushing each, and records them for model; it stops when the caller
 // leaves during a pause.
 func (f *wireFake) stream(w http.ResponseWriter, r *http.Request, model string, events []sseEvent) {
 	var sent []sseEvent
 	for _, e := range events {
-		if e != pause {
+		if e != pause && e != hold {
 			sent = append(sent, e)
 		}
 	}
@@ -104,6 +109,10 @@ func (f *wireFake) stream(w http.ResponseWriter, r *http.Request, model string, 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	for _, e := range events {
+		if e == hold {
+			<-r.Context().Done()
+			return
+		}
 		if e == pause {
 			if !slow(r) {
 				return
@@ -168,7 +177,7 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	case anthOverloaded:
 		f.json(w, 529, model, anthError("overloaded_error", "Overloaded"))
 		return
-	case anthOK, anthThinking, anthEventBefore, anthEventAfter, anthSlow:
+	case anthOK, anthThinking, anthEventBefore, anthEventAfter, anthSlow, anthStall:
 	default:
 		f.json(w, http.StatusNotFound, model, anthError("not_found_error", "model: "+model))
 		return
@@ -176,6 +185,10 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	if !stream {
 		if model == anthEventBefore || model == anthEventAfter {
 			f.json(w, 529, model, anthError("overloaded_error", "Overloaded"))
+			return
+		}
+		if model == anthStall {
+			<-r.Context().Done() // a stalled answer never comes
 			return
 		}
 		if model == anthSlow && !slow(r) {
@@ -221,6 +234,10 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 			f.stream(w, r, model, append(events, overloaded))
 			return
 		}
+		if model == anthStall && i == wireWordsBeforeCt {
+			f.stream(w, r, model, append(events, hold))
+			return
+		}
 		events = append(events, ev(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": word}}))
 	}
 	events = append(events,
@@ -262,7 +279,7 @@ func oaiError(msg, typ, code string) map[string]any {
 // chatFault serves the Chat Completions equivalent of a Responses behaviour.
 func chatFault(w http.ResponseWriter, r *http.Request, chat http.Handler, model string, stream bool) {
 	equivalent := map[string]string{respOK: "ok", respError500: "error-500", respFailedBefore: "stream-error", respErrorBefore: "stream-error",
-		respSlow: "slow-first-token"}[model]
+		respSlow: "slow-first-token", respStall: "stall"}[model]
 	if model == respFailedAfter || model == respErrorAfter {
 		if !stream {
 			equivalent = "error-500"
@@ -300,7 +317,7 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	case respError500:
 		f.json(w, http.StatusInternalServerError, model, oaiError("The server had an error while processing your request.", "server_error", ""))
 		return
-	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow:
+	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow, respStall:
 	default:
 		f.json(w, http.StatusNotFound, model, oaiError("The model `"+model+"` does not exist.", "invalid_request_error", "model_not_found"))
 		return
@@ -322,6 +339,10 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 			"reasoning": map[string]any{"effort": nil, "summary": nil}, "instructions": nil, "max_output_tokens": nil, "user": nil}
 	}
 	if !stream {
+		if model == respStall {
+			<-r.Context().Done() // a stalled answer never comes
+			return
+		}
 		if model == respSlow && !slow(r) {
 			return
 		}
@@ -362,6 +383,10 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	for i, word := range words() {
 		if (model == respFailedAfter || model == respErrorAfter) && i == wireWordsBeforeCt {
 			failed()
+			return
+		}
+		if model == respStall && i == wireWordsBeforeCt {
+			f.stream(w, r, model, append(events, hold))
 			return
 		}
 		add(map[string]any{"type": "response.output_text.delta", "item_id": msgID, "output_index": 0, "content_index": 0, "delta": word, "logprobs": []any{}})
