@@ -125,6 +125,8 @@ func TestFaults(t *testing.T) {
 			attempts: stays(anth(anthEventAfter)), truncated: true, maxTime: def},
 		{name: "stream/anthropic-stall-after-content", first: anth(anthStall), stream: true, attempts: stays(anth(anthStall)), truncated: true, streamCode: "stream_stalled",
 			minTime: 900 * time.Millisecond, maxTime: def},
+		{name: "stream/anthropic-eof-after-content", first: anth(anthEOF), stream: true, attempts: stays(anth(anthEOF)), truncated: true, maxTime: def},
+		{name: "stream/anthropic-stop-hold", first: anth(anthHold), stream: true, redundancy: patient, attempts: stays(anth(anthHold)), maxTime: 5 * time.Second},
 		// message_start and ping are no content: the first-token timeout still runs.
 		{name: "plain/anthropic-slow", first: anth(anthSlow), attempts: over("timeout", anth(anthSlow)), minTime: 900 * time.Millisecond, maxTime: def},
 		{name: "stream/anthropic-slow-first-token", first: anth(anthSlow), stream: true, attempts: over("timeout", anth(anthSlow)),
@@ -147,6 +149,8 @@ func TestFaults(t *testing.T) {
 			attempts: stays(resp(respErrorAfter)), truncated: true, maxTime: def},
 		{name: "stream/responses-stall-after-content", first: resp(respStall), stream: true, attempts: stays(resp(respStall)), truncated: true, streamCode: "stream_stalled",
 			minTime: 900 * time.Millisecond, maxTime: def},
+		{name: "stream/responses-eof-after-content", first: resp(respEOF), stream: true, attempts: stays(resp(respEOF)), truncated: true, maxTime: def},
+		{name: "stream/responses-completed-hold", first: resp(respHold), stream: true, redundancy: patient, attempts: stays(resp(respHold)), maxTime: 5 * time.Second},
 		// response.created, in_progress, an empty message item and part are no content either.
 		{name: "plain/responses-slow", first: resp(respSlow), attempts: over("timeout", resp(respSlow)), minTime: 900 * time.Millisecond, maxTime: def},
 		{name: "stream/responses-slow-first-token", first: resp(respSlow), stream: true, attempts: over("timeout", resp(respSlow)),

@@ -30,6 +30,8 @@ const (
 	anthEventAfter    = "error-event-after-content"  // three words, then event: error overloaded
 	anthSlow          = "slow-first-token"           // message_start and ping at once, content after slowFirstToken
 	anthStall         = "stall"                      // three words, then silence until the caller leaves
+	anthHold          = "stop-hold"                  // the whole answer but message_stop, the connection held open
+	anthEOF           = "eof-after-content"          // three words, then the end of the response: no message_delta
 	anthKey           = "sk-ant-provider-key"        // the credential the gateway sends the Anthropic fake
 	anthKeyEnv        = "E2E_ANTHROPIC_KEY"
 	respOK            = "ok"                         // a whole answer
@@ -40,14 +42,16 @@ const (
 	respErrorAfter    = "error-event-after-content"  // three words, then an error event
 	respSlow          = "slow-first-token"           // the message item and its part at once, text after slowFirstToken
 	respStall         = "stall"                      // three words, then silence until the caller leaves
+	respHold          = "completed-hold"             // the whole answer, the connection held open after response.completed
+	respEOF           = "eof-after-content"          // three words, then the end of the response: no response.completed
 	wireWordsBeforeCt = 3                            // the words a fault "after content" sends first
 )
 
 // anthModels and respModels are the fakes' models, each in the catalog as "anth/<m>" and
 // "resp/<m>" (and "respoff/<m>": the Responses fake as a provider not marked responses: true).
 var (
-	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter, anthSlow, anthStall}
-	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow, respStall}
+	anthModels = []string{anthOK, anthThinking, anthOverloaded, anthEventBefore, anthEventAfter, anthSlow, anthStall, anthHold, anthEOF}
+	respModels = []string{respOK, respError500, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow, respStall, respHold, respEOF}
 )
 
 // wireCall is one request a wire fake received.
@@ -177,7 +181,7 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	case anthOverloaded:
 		f.json(w, 529, model, anthError("overloaded_error", "Overloaded"))
 		return
-	case anthOK, anthThinking, anthEventBefore, anthEventAfter, anthSlow, anthStall:
+	case anthOK, anthThinking, anthEventBefore, anthEventAfter, anthSlow, anthStall, anthHold, anthEOF:
 	default:
 		f.json(w, http.StatusNotFound, model, anthError("not_found_error", "model: "+model))
 		return
@@ -238,14 +242,21 @@ func serveAnthropic(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 			f.stream(w, r, model, append(events, hold))
 			return
 		}
+		if model == anthEOF && i == wireWordsBeforeCt {
+			f.stream(w, r, model, events)
+			return
+		}
 		events = append(events, ev(map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": word}}))
 	}
 	events = append(events,
 		ev(map[string]any{"type": "content_block_stop", "index": index}),
 		ev(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
-			"usage": map[string]any{"output_tokens": len(words())}}),
-		ev(map[string]any{"type": "message_stop"}))
-	f.stream(w, r, model, events)
+			"usage": map[string]any{"output_tokens": len(words())}}))
+	if model == anthHold {
+		f.stream(w, r, model, append(events, hold))
+		return
+	}
+	f.stream(w, r, model, append(events, ev(map[string]any{"type": "message_stop"})))
 }
 
 func anthError(typ, msg string) map[string]any {
@@ -279,7 +290,7 @@ func oaiError(msg, typ, code string) map[string]any {
 // chatFault serves the Chat Completions equivalent of a Responses behaviour.
 func chatFault(w http.ResponseWriter, r *http.Request, chat http.Handler, model string, stream bool) {
 	equivalent := map[string]string{respOK: "ok", respError500: "error-500", respFailedBefore: "stream-error", respErrorBefore: "stream-error",
-		respSlow: "slow-first-token", respStall: "stall"}[model]
+		respSlow: "slow-first-token", respStall: "stall", respHold: "no-done-hold", respEOF: "cut"}[model]
 	if model == respFailedAfter || model == respErrorAfter {
 		if !stream {
 			equivalent = "error-500"
@@ -317,7 +328,7 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	case respError500:
 		f.json(w, http.StatusInternalServerError, model, oaiError("The server had an error while processing your request.", "server_error", ""))
 		return
-	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow, respStall:
+	case respOK, respFailedBefore, respFailedAfter, respErrorBefore, respErrorAfter, respSlow, respStall, respHold, respEOF:
 	default:
 		f.json(w, http.StatusNotFound, model, oaiError("The model `"+model+"` does not exist.", "invalid_request_error", "model_not_found"))
 		return
@@ -346,7 +357,7 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 		if model == respSlow && !slow(r) {
 			return
 		}
-		if model != respOK && model != respSlow {
+		if model != respOK && model != respSlow && model != respHold {
 			f.json(w, http.StatusInternalServerError, model, oaiError("The server had an error while processing your request.", "server_error", ""))
 			return
 		}
@@ -389,6 +400,10 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 			f.stream(w, r, model, append(events, hold))
 			return
 		}
+		if model == respEOF && i == wireWordsBeforeCt {
+			f.stream(w, r, model, events)
+			return
+		}
 		add(map[string]any{"type": "response.output_text.delta", "item_id": msgID, "output_index": 0, "content_index": 0, "delta": word, "logprobs": []any{}})
 	}
 	add(map[string]any{"type": "response.output_text.done", "item_id": msgID, "output_index": 0, "content_index": 0, "text": openaifake.Answer, "logprobs": []any{}})
@@ -396,5 +411,8 @@ func responsesFault(f *wireFake, w http.ResponseWriter, r *http.Request, model s
 	done := item("completed", []any{text(openaifake.Answer)})
 	add(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": done})
 	add(map[string]any{"type": "response.completed", "response": response("completed", []any{done}, usage, nil)})
+	if model == respHold {
+		events = append(events, hold)
+	}
 	f.stream(w, r, model, events)
 }
