@@ -2,6 +2,7 @@ package responsesapi
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/api/chatanswer"
 	"github.com/secureai-gateway/gateway/internal/provider/translate"
@@ -76,11 +77,21 @@ func (o *object) appendResponse(b []byte, st status, output []byte, usage *chata
 	return append(append(append(b, `,"secureai":`...), o.secureai...), '}')
 }
 
+// appendOr appends an echoed request member as the caller wrote it, or otherwise when it sent
+// none. Its line breaks are left out: in valid JSON they can only be whitespace between tokens,
+// and one inside an event's data line would split the event (a pretty-printed request would
+// corrupt every Response object of its stream).
 func appendOr(b []byte, raw, otherwise string) []byte {
 	if raw == "" {
 		return append(b, otherwise...)
 	}
-	return append(b, raw...)
+	for {
+		i := strings.IndexAny(raw, "\r\n")
+		if i < 0 {
+			return append(b, raw...)
+		}
+		b, raw = append(b, raw[:i]...), raw[i+1:]
+	}
 }
 
 func appendUsage(b []byte, u chatanswer.Usage) []byte {

@@ -85,12 +85,20 @@ var responseEvents = map[string]bool{"response.created": true, "response.in_prog
 // model's catalog name and the report.
 func (e *events) native(data []byte) error {
 	e.passthrough = true
-	f := gjson.GetManyBytes(data, "type", "sequence_number")
+	f := gjson.GetManyBytes(data, "type", "sequence_number", "response.id", "response.created_at")
 	if f[1].Exists() {
 		e.seq = int(f[1].Int()) + 1 // an interruption's response.failed comes next
 	}
 	if responseEvents[f[0].Str] {
 		data = openaiapi.StampReport(data, "response", e.obj.model, e.obj.secureai)
+		// An interruption's response.failed is the provider's response too: the SDKs refuse a
+		// stream whose response changes identity.
+		if f[2].Type == gjson.String {
+			e.obj.id = f[2].Str
+		}
+		if f[3].Type == gjson.Number {
+			e.obj.created = f[3].Int()
+		}
 	}
 	return e.out.Event(f[0].Str, data)
 }

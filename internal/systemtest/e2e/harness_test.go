@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +15,11 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
+	"github.com/secureai-gateway/gateway/internal/gateway"
+	"github.com/secureai-gateway/gateway/internal/local/localserver"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
+	"github.com/secureai-gateway/gateway/internal/testkit/openapitest"
 	"github.com/tidwall/gjson"
 )
 
@@ -69,23 +73,30 @@ type envConfig struct {
 	maxBody int64
 }
 
-// env is one assembled gateway in front of its own fake upstream.
+// env is one assembled gateway in front of its own fake upstreams.
 type env struct {
 	up          *gatewaykit.Upstream
-	upstreamURL string // the fake's base URL, with /v1
-	url         string // the gateway's
+	upstreamURL string    // the fake's base URL, with /v1
+	anth        *wireFake // the Anthropic-wire fake ("anth/…")
+	resp        *wireFake // the Responses-wire fake ("resp/…", and "respoff/…" not marked responses: true)
+	url         string    // the gateway's
 	keys        *keyStore
 	secret      string // a plain, usable key
 }
 
 // Fault models are "fake/<behaviour>" at upstreamURL (with /v1); "down/refused" points at a closed port; "fake/hang-2" and
-// "fake/hang-3" are more hanging models, for chains of distinct names.
-func testCatalog(t *testing.T, upstreamURL string) *catalog.Catalog {
+// "fake/hang-3" are more hanging models, for chains of distinct names; "fake/error-429-b" is a second 429 without
+// Retry-After. "anth/<behaviour>" are the Anthropic-wire fake's at anthURL, "resp/<behaviour>" the Responses-wire fake's
+// at respURL (marked responses: true), "respoff/<behaviour>" the same fake as a provider not so marked.
+func testCatalog(t *testing.T, upstreamURL, anthURL, respURL string) *catalog.Catalog {
 	t.Helper()
 	c := &catalog.Catalog{
 		Providers: map[string]catalog.ProviderConfig{
-			"fake": {Type: "openai", BaseURL: upstreamURL},
-			"down": {Type: "openai", BaseURL: "http://" + closedPort(t) + "/v1"},
+			"fake":    {Type: "openai", BaseURL: upstreamURL},
+			"down":    {Type: "openai", BaseURL: "http://" + closedPort(t) + "/v1"},
+			"anth":    {Type: "anthropic", BaseURL: anthURL, APIKeyEnv: anthKeyEnv},
+			"resp":    {Type: "openai", BaseURL: respURL + "/v1", Responses: true},
+			"respoff": {Type: "openai", BaseURL: respURL + "/v1"},
 		},
 		Models: map[string]*catalog.Model{},
 	}
@@ -97,7 +108,15 @@ func testCatalog(t *testing.T, upstreamURL string) *catalog.Catalog {
 	}
 	add("fake/hang-2", "fake", "hang")
 	add("fake/hang-3", "fake", "hang")
+	add("fake/error-429-b", "fake", "error-429")
 	add("down/refused", "down", "ok")
+	for _, m := range anthModels {
+		add("anth/"+m, "anth", m)
+	}
+	for _, m := range respModels {
+		add("resp/"+m, "resp", m)
+		add("respoff/"+m, "respoff", m)
+	}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +143,42 @@ func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
 	up := gatewaykit.NewUpstream(openaifake.New(slowFirstToken))
 	up.Arrivals = make(chan gatewaykit.UpstreamCall, 64)
 	e := &env{up: up, upstreamURL: up.Serve(t, "fake"), keys: &keyStore{keys: map[string]*apikey.Key{}}}
-	deps := gatewaykit.Deps(testCatalog(t, e.upstreamURL), e.keys)
+	anth, anthURL := newWireFake(t, serveAnthropic)
+	resp, respURL := newWireFake(t, serveResponses(openaifake.New(slowFirstToken)))
+	e.anth, e.resp = anth, resp
+	deps := gatewaykit.Deps(testCatalog(t, e.upstreamURL, anthURL, respURL), e.keys)
+	deps.Credential = func(name string) string {
+		if name == anthKeyEnv {
+			return anthKey
+		}
+		return ""
+	}
 	deps.Budget, deps.MaxBody, deps.Engine.Reserve = cfg.budget, cfg.maxBody, 100*time.Millisecond
-	e.url = gatewaykit.Bare(t, deps)
+	e.url = serve(t, deps)
 	e.secret = e.keys.add(t, nil)
 	return e
+}
+
+// serve starts the assembled gateway on a loopback port closed when t ends and returns its URL.
+// Every exchange on a route docs/openapi.yaml describes is validated against it; a route it does
+// not describe yet is served as it is.
+func serve(t *testing.T, deps gateway.Deps) string {
+	t.Helper()
+	gw, err := localserver.NewGateway(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := gw.Mux()
+	validated := openapitest.Handler(t, mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if openapitest.Documented(r) {
+			validated.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // result is one answered request.
@@ -137,6 +187,7 @@ type result struct {
 	header  http.Header
 	body    []byte        // plain answers
 	frames  []string      // streamed answers: each data payload, [DONE] included
+	events  []string      // streamed answers: each frame's event name ("" when it had none)
 	elapsed time.Duration // until the whole answer was read
 }
 
@@ -156,39 +207,31 @@ func (r *result) chunks() []gjson.Result {
 	return out
 }
 
-func (r *result) content() string {
-	var b strings.Builder
-	for _, c := range r.chunks() {
-		b.WriteString(c.Get("choices.0.delta.content").String())
-	}
-	return b.String()
-}
-
-// errorFrame returns the stream's error frame, if any.
-func (r *result) errorFrame() (gjson.Result, bool) {
-	for _, f := range r.frames {
-		if e := gjson.Get(f, "error"); e.Exists() {
-			return e, true
-		}
-	}
-	return gjson.Result{}, false
-}
-
-// do sends body with secret (none when empty) and reads the whole answer, bounded by clientBound.
+// do sends body to /v1/chat/completions with secret (none when empty) and reads the whole answer,
+// bounded by clientBound.
 func (e *env) do(t *testing.T, ctx context.Context, secret, body string) *result {
+	t.Helper()
+	return e.post(t, ctx, "/v1/chat/completions", body, http.Header{"Authorization": {"Bearer " + secret}})
+}
+
+// post sends body to path with header (an empty Authorization is left out) and reads the whole
+// answer, bounded by clientBound.
+func (e *env) post(t *testing.T, ctx context.Context, path, body string, header http.Header) *result {
 	t.Helper()
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, cancel := context.WithTimeout(ctx, clientBound)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if secret != "" {
-		req.Header.Set("Authorization", "Bearer "+secret)
+	for k, v := range header {
+		if k != "Authorization" || v[0] != "Bearer " {
+			req.Header[k] = v
+		}
 	}
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
@@ -200,9 +243,15 @@ func (e *env) do(t *testing.T, ctx context.Context, secret, body string) *result
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 64<<10), 8<<20)
+		event := ""
 		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				r.frames = append(r.frames, d)
+			line := sc.Text()
+			if name, ok := strings.CutPrefix(line, "event: "); ok {
+				event = name
+			} else if d, ok := strings.CutPrefix(line, "data: "); ok {
+				r.frames, r.events = append(r.frames, d), append(r.events, event)
+			} else if line == "" {
+				event = ""
 			}
 		}
 		if err := sc.Err(); err != nil {
