@@ -41,6 +41,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/reqstats"
+	"github.com/secureai-gateway/gateway/internal/sharedhealth"
 	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/store/keycache"
 	"github.com/secureai-gateway/gateway/internal/tracing"
@@ -87,6 +88,10 @@ type Cloud struct {
 	// Requests counts the instance's completed chat requests; HTTP writes them to the limits
 	// table after an answer, once StatsFlush has passed since the last write.
 	Requests *reqstats.Counter
+	// Health shares provider health with every other instance through the
+	// SECUREAI_TABLE_PROVIDER_HEALTH table (each chain's skip_unhealthy hears what they saw fail);
+	// HTTP waits for its writes before the response ends. nil without the table.
+	Health *sharedhealth.Shared
 
 	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
@@ -156,7 +161,12 @@ func Load(ctx context.Context) (*Cloud, error) {
 		}
 		events = async
 	}
+	var health *sharedhealth.Shared
+	if cfg.Tables.ProviderHealth != "" {
+		health = sharedhealth.New(store, sharedhealth.Options{Log: log})
+	}
 	return &Cloud{
+		Health:   health,
 		Config:   cfg,
 		Log:      log,
 		Store:    store,
@@ -198,8 +208,13 @@ func (c *Cloud) ProviderClient() *http.Client { return provider.NewHTTPClient() 
 // Engine runs failover chains (the completion service traces each attempt). The handler's
 // deadline is already the invocation's less the reserve (HTTP), so the chain keeps back only what
 // the gateway needs to write its answer after the last attempt it starts, as the local server does.
+// Its provider health is shared with every other instance when the table is configured (Health).
 func (c *Cloud) Engine() chain.Engine {
-	return chain.Engine{Reserve: chainReserve, Health: chain.NewHealth(time.Now)}
+	h := chain.NewHealth(time.Now)
+	if c.Health != nil {
+		h.Shared = c.Health
+	}
+	return chain.Engine{Reserve: chainReserve, Health: h}
 }
 
 // Idempotency is the Idempotency-Key store; nil when no table is configured, so such requests
