@@ -28,6 +28,9 @@ import (
 // is logged with the request id, route and cause, answered in render's envelope with X-Request-Id
 // (503 and Retry-After for an outage), and tried again by the next request.
 //
+// A stream that waits for its first content token longer than KeepAlive is committed and kept
+// alive with SSE comments (httpapi.AwaitFirstToken), inside API Gateway's idle limit.
+//
 // An invocation ends when its response does, and a frozen function loses the events it has not
 // handed over yet, so after the endpoint returns (its last byte sent) HTTP waits for pending
 // publishes before the response ends: the streaming adapter closes the stream only when this
@@ -40,7 +43,7 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 		defer c.flush(r.Context())
 		ctx, cancel := beforeDeadline(r.Context(), reserve)
 		defer cancel()
-		r = r.WithContext(ctx)
+		r = r.WithContext(httpapi.WithKeepAlive(ctx, c.KeepAlive))
 		if c.Config.CORSOrigin != "" {
 			// API Gateway answers only the preflight of a proxy integration; the function's own
 			// answer must name the origin, or a browser drops it.
