@@ -134,23 +134,24 @@ func (s *Shared) Prefetch(ctx context.Context, keys []string) {
 
 // Peers implements chain.SharedHealth: the other processes' reports of key as last read, waiting
 // only when none fresh enough is held (for the read Prefetch started, or a new one); nothing when
-// the store cannot be read.
+// the request gives up waiting.
 func (s *Shared) Peers(ctx context.Context, key string) []chain.HealthReport {
 	v, err := s.cache.Get(ctx, key)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.opt.Log.Warn("shared health: reading the other instances' reports failed; this request goes by its own", "model", key, "error", err)
-		}
 		return nil
 	}
 	return v[0]
 }
 
-// load reads keys' reports, leaving out this process's own.
+// load reads keys' reports, leaving out this process's own. A store that cannot be read is
+// logged and taken as no reports, kept like any answer: requests go by their own process's
+// counts, and wait on the store at most once per CacheTTL while it fails.
 func (s *Shared) load(ctx context.Context, keys []string) (map[string][]chain.HealthReport, error) {
 	stored, err := s.store.Health(ctx, keys, s.opt.Now())
 	if err != nil {
-		return nil, err
+		s.opt.Log.Warn("shared health: reading the other instances' reports failed; requests go by this instance's own until the next read",
+			"models", keys, "error", err)
+		return nil, nil
 	}
 	out := make(map[string][]chain.HealthReport, len(stored))
 	for key, rs := range stored {

@@ -203,18 +203,24 @@ func TestPrefetchIsJoinedByPeers(t *testing.T) {
 	}
 }
 
-// A store that cannot be read leaves the request to its own process's counts: no reports, a
-// warning logged, no error to the chain.
+// A store that cannot be read leaves requests to their own process's counts: no reports, a
+// warning logged, no error to the chain — and the failed read is kept like an answer, so the
+// requests that follow do not each wait on the failing store again.
 func TestPeersWithoutTheStore(t *testing.T) {
 	st := newMemStore()
 	st.readErr = errors.New("table unavailable")
 	var logs bytes.Buffer
 	s := sharedhealth.New(st, sharedhealth.Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	if got := s.Peers(context.Background(), "m"); got != nil {
-		t.Errorf("peers %+v from a failing store", got)
+	for range 3 {
+		if got := s.Peers(context.Background(), "m"); got != nil {
+			t.Errorf("peers %+v from a failing store", got)
+		}
 	}
 	if !bytes.Contains(logs.Bytes(), []byte("table unavailable")) {
 		t.Errorf("the failure was not logged: %s", logs.String())
+	}
+	if reads, _ := st.counts(); reads != 1 {
+		t.Errorf("%d reads of the failing store by three requests within the TTL, want 1", reads)
 	}
 }
 

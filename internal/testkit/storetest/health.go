@@ -35,7 +35,7 @@ func RunHealth(t *testing.T, newStore func(t *testing.T) sharedhealth.Store) {
 var healthBase = time.Date(2026, 12, 5, 10, 0, 0, 123456789, time.UTC)
 
 // deployedKey is how chain.Health names a deployment: the model and its provider apart.
-const deployedKey = "demo/deployed\x00east"
+const deployedKey = "demo/deployed east"
 
 func healthReport(key, env string, fails int) sharedhealth.Report {
 	return sharedhealth.Report{Key: key, Env: env, Fails: fails, Last: healthBase, Expires: healthBase.Add(time.Minute)}
