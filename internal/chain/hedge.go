@@ -61,7 +61,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 				i = -1
 			}
 			if i < 0 {
-				i = r.nextTarget(&next, minWindow)
+				i = r.nextTarget(ctx, &next, minWindow)
 			}
 			held = -1
 			if i < 0 {
@@ -90,7 +90,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			cur.settled = true
 			i := held
 			if held < 0 {
-				i = r.nextTarget(&next, minWindow)
+				i = r.nextTarget(ctx, &next, minWindow)
 			}
 			held = -1
 			if i < 0 {
@@ -125,7 +125,7 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 			}
 			running = remove(running, l.f)
 			if l.err = landed(l.f.actx, l.err); l.err == nil {
-				r.win(l, append(running, dropping...), done)
+				r.win(ctx, l, append(running, dropping...), done)
 				return r.res, nil
 			}
 			l.f.cancel(context.Canceled)
@@ -160,12 +160,12 @@ func (r *runner[T]) hedged(ctx context.Context) (Result[T], error) {
 
 // nextTarget returns the index of the next target to try, reporting those passed over on the
 // way; -1 when none is left.
-func (r *runner[T]) nextTarget(next *int, minWindow int) int {
+func (r *runner[T]) nextTarget(ctx context.Context, next *int, minWindow int) int {
 	for *next < len(r.p.Targets) {
 		i := *next
 		*next++
 		t := r.p.Targets[i]
-		if skip := r.skip(i, t, minWindow); skip != "" {
+		if skip := r.skip(ctx, i, t, minWindow); skip != "" {
 			r.line(t.line(Skipped, skip))
 			continue
 		}
@@ -212,9 +212,9 @@ func (r *runner[T]) end(l landing[T], a Attempt) {
 
 // win locks in a served attempt and cancels the one still running beside it, waiting until it
 // has ended so its line is in the report and its connection closed.
-func (r *runner[T]) win(l landing[T], running []*flight, done <-chan landing[T]) {
+func (r *runner[T]) win(ctx context.Context, l landing[T], running []*flight, done <-chan landing[T]) {
 	r.end(l, Attempt{Status: Served})
-	r.served(l.f.t, l.v, l.f.cancel)
+	r.served(ctx, l.f.t, l.v, l.f.cancel)
 	r.abandon(running, done, errHedgeLost, HedgeLost)
 }
 

@@ -36,12 +36,13 @@ func (t Target) line(s Status, r Reason) Attempt {
 	return Attempt{Model: t.Model, Provider: t.Provider, Status: s, Reason: r}
 }
 
-// healthKey is what t's failures are counted under: its deployment, or its model.
+// healthKey is what t's failures are counted under, here and in the other processes' reports:
+// its deployment ("<model> <provider>": a model's name never holds a space), or its model.
 func (t Target) healthKey() string {
 	if t.Provider == "" {
 		return t.Model
 	}
-	return t.Model + "\x00" + t.Provider
+	return t.Model + " " + t.Provider
 }
 
 // Plan is a resolved chain.

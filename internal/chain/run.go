@@ -122,7 +122,7 @@ func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
 	var pending *Transition // a failover announced once the next model is known
 	minWindow := -1         // after a context-length refusal: only larger windows
 	for i, t := range r.p.Targets {
-		if skip := r.skip(i, t, minWindow); skip != "" {
+		if skip := r.skip(ctx, i, t, minWindow); skip != "" {
 			r.line(t.line(Skipped, skip))
 			continue
 		}
@@ -153,14 +153,14 @@ func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
 // larger context window than one that refused the request as too long, or — with
 // skip_unhealthy — a model (a deployment) cooling down after repeated failures (never the
 // chain's last, so a request is never refused on health alone).
-func (r *runner[T]) skip(i int, t Target, minWindow int) Reason {
+func (r *runner[T]) skip(ctx context.Context, i int, t Target, minWindow int) Reason {
 	if t.Skip != "" {
 		return t.Skip
 	}
 	if minWindow >= 0 && t.ContextWindow <= minWindow {
 		return ContextLength
 	}
-	if r.p.SkipUnhealthy && r.e.Health != nil && i < len(r.p.Targets)-1 && !r.e.Health.allow(t.healthKey()) {
+	if r.p.SkipUnhealthy && r.e.Health != nil && i < len(r.p.Targets)-1 && !r.e.Health.allow(ctx, t.healthKey()) {
 		return Unhealthy
 	}
 	return ""
@@ -187,7 +187,7 @@ func (r *runner[T]) model(ctx context.Context, t Target) (Reason, time.Duration,
 			a.LatencyMS, a.Retry = latency.Milliseconds(), n
 			r.line(a)
 			f.traced(a)
-			r.served(t, v, f.cancel)
+			r.served(ctx, t, v, f.cancel)
 			return "", latency, nil
 		}
 		f.cancel(context.Canceled)
@@ -243,9 +243,9 @@ func (r *runner[T]) limit(t Target, left time.Duration) time.Duration {
 	return min(limit, left)
 }
 
-func (r *runner[T]) health(t Target, ok bool, reason Reason) {
+func (r *runner[T]) health(ctx context.Context, t Target, ok bool, reason Reason) {
 	if r.e.Health != nil {
-		r.e.Health.record(t.healthKey(), ok, r.p.On.Has(reason))
+		r.e.Health.record(ctx, t.healthKey(), ok, r.p.On.Has(reason))
 	}
 }
 
@@ -272,8 +272,8 @@ func landed(actx context.Context, err error) error {
 }
 
 // served locks in t's answer v; release ends the attempt's context once the caller is done with v.
-func (r *runner[T]) served(t Target, v T, release context.CancelCauseFunc) {
-	r.health(t, true, "")
+func (r *runner[T]) served(ctx context.Context, t Target, v T, release context.CancelCauseFunc) {
+	r.health(ctx, t, true, "")
 	r.res.Value, r.res.Served = v, t.Model
 	r.res.Release = func() { release(context.Canceled) }
 }
@@ -287,7 +287,7 @@ func (r *runner[T]) failure(ctx, actx context.Context, t Target, err error) (Rea
 	if reason == ContextLength && !r.p.On.Has(ContextLength) {
 		reason = Rejected
 	}
-	r.health(t, false, reason)
+	r.health(ctx, t, false, reason)
 	var hint RetryHinter
 	var after time.Duration
 	if errors.As(err, &hint) {

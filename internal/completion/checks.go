@@ -155,12 +155,16 @@ func (c *Call) checkPolicyAccess(_ context.Context, _ *policycheck.Inputs) error
 	return err
 }
 
-// checkBreaker refuses a contained key or user. The real call first starts admission's read,
-// so it runs beside the checks from here on.
+// checkBreaker refuses a contained key or user. The real call first starts admission's read and
+// the read of what other instances report of the chain's models (skip_unhealthy), so both run
+// beside the checks and the admission from here on and have landed by the first attempt.
 func (c *Call) checkBreaker(ctx context.Context, dry *policycheck.Inputs) error {
 	ctl := &c.svc.Controls
 	if dry == nil && ctl.Ledger != nil {
 		ctl.Ledger.Prefetch(ctx, c.key)
+	}
+	if dry == nil {
+		c.svc.Engine.Health.Prefetch(ctx, c.Plan)
 	}
 	if ctl.Breakers == nil {
 		return nil

@@ -42,6 +42,9 @@ const (
 	NeedsSigning     // the signing keyset: entitlement tokens, receipts' signatures, the JWKS
 	NeedsWebhooks    // webhook endpoints, their deliveries, and the audit log
 	NeedsEvents      // the event bus the features publish to
+	// NeedsHealth: provider health shared with the deployment's other processes (skip_unhealthy
+	// hears what every warm instance saw fail); without it each process counts alone.
+	NeedsHealth
 )
 
 // Has reports whether n includes every feature of f.
@@ -49,4 +52,4 @@ func (n Needs) Has(f Needs) bool { return n&f == f }
 
 // ChatNeeds are what a chat surface uses: everything that governs a completion.
 const ChatNeeds = NeedsAdapters | NeedsCredentials | NeedsIdempotency | NeedsLimits | NeedsUsers | NeedsReceipts |
-	NeedsBreakers | NeedsSigning | NeedsEvents
+	NeedsBreakers | NeedsSigning | NeedsEvents | NeedsHealth

@@ -10,6 +10,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/oaiwire"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
@@ -45,8 +46,17 @@ type streamError struct {
 // stream serves a streamed answer: metadata (once the first token is secured), the provider's
 // chunks, usage, [DONE].
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) {
-	st, report, err := a.call.Stream(r.Context())
+	var (
+		st     *completion.Stream
+		report chain.Report
+		err    error
+	)
+	out := httpapi.AwaitFirstToken(w, r, func() { st, report, err = a.call.Stream(r.Context()) })
 	if err != nil {
+		if out != nil { // committed while the chain ran (keep-alives): the error is a frame
+			h.failedInStream(r, out, err)
+			return
+		}
 		httpapi.Fail(w, r, Render, err) // nothing was sent yet: a plain JSON error
 		return
 	}
@@ -56,7 +66,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a *answer) {
 	if err != nil {
 		return
 	}
-	out := httpapi.StartSSE(w)
+	if out == nil {
+		out = httpapi.StartSSE(w)
+	}
 	out.Coalesce(st.Ready)
 	if frame(out, metadataPrefix, meta) != nil {
 		return
@@ -123,6 +135,24 @@ func frame(out *httpapi.SSE, prefix, data []byte) error {
 		}
 	}
 	return out.End()
+}
+
+// failedInStream ends a stream committed before its chain secured a first token (keep-alives)
+// whose chain then failed: the error it would have answered, as an error frame.
+func (h *Handler) failedInStream(r *http.Request, out *httpapi.SSE, err error) {
+	if errors.Is(err, chain.ErrCanceled) {
+		return
+	}
+	status, title, message := Describe(err)
+	f := fault.From(err)
+	code := f.Code
+	if code == "" {
+		code = f.K.String() // e.g. chain_exhausted
+	}
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream failed before its first token, after keep-alives", "request_id", identity.RequestID(r.Context()),
+		"status", status, "code", code, "err", err)
+	data, _ := json.Marshal(streamError{Error: title, Message: message, Code: code, RequestID: identity.RequestID(r.Context())})
+	_ = frame(out, errorPrefix, data)
 }
 
 // interrupted ends a stream that broke after its first token with an error frame and no [DONE],

@@ -147,15 +147,26 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, call *completion
 }
 
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, wantUsage bool) {
-	st, report, err := call.Stream(r.Context())
+	var (
+		st     *completion.Stream
+		report chain.Report
+		err    error
+	)
+	out := httpapi.AwaitFirstToken(w, r, func() { st, report, err = call.Stream(r.Context()) })
 	if err != nil {
+		if out != nil { // committed while the chain ran (keep-alives): the error is a frame
+			h.failedInStream(r, out, err)
+			return
+		}
 		httpapi.Fail(w, r, Render, err)
 		return
 	}
 	defer st.Close()
 	sec := secureaiJSON(call, st.Served, report, nil)
-	ReportHeaders(w, call, st.Served, report)
-	out := httpapi.StartSSE(w)
+	if out == nil {
+		ReportHeaders(w, call, st.Served, report)
+		out = httpapi.StartSSE(w)
+	}
 	out.Coalesce(st.Ready)
 	for {
 		c, err := st.Next()
@@ -206,6 +217,19 @@ func (h *Handler) interrupted(r *http.Request, out *httpapi.SSE, err error) {
 	_ = out.Data(frame)
 }
 
+// failedInStream ends a stream committed before its chain secured a first token (keep-alives)
+// whose chain then failed: the error it would have answered, as an error frame.
+func (h *Handler) failedInStream(r *http.Request, out *httpapi.SSE, err error) {
+	if errors.Is(err, chain.ErrCanceled) {
+		return
+	}
+	f, body := envelope(err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream failed before its first token, after keep-alives", "request_id", identity.RequestID(r.Context()),
+		"status", httpapi.Status(f), "code", f.Code, "err", err)
+	frame, _ := json.Marshal(body)
+	_ = out.Data(frame)
+}
+
 // types is the OpenAI envelope's error type for each kind; a provider's refusal keeps its own.
 var types = [...]string{
 	fault.Internal: "server_error", fault.InvalidRequest: "invalid_request_error",
@@ -223,6 +247,15 @@ var types = [...]string{
 
 // Render writes err in the OpenAI error envelope; the attempts ride along when a chain ran.
 func Render(w http.ResponseWriter, r *http.Request, err error) {
+	f, body := envelope(err)
+	if v := httpapi.ShouldRetry(f); v != "" {
+		w.Header().Set("X-Should-Retry", v)
+	}
+	httpapi.WriteError(w, r, f, body)
+}
+
+// envelope is what this surface says of err, and its error body.
+func envelope(err error) (*fault.Error, map[string]any) {
 	f := describe(err)
 	typ := f.Type
 	if typ == "" && int(f.K) < len(types) {
@@ -233,10 +266,7 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	if a := chain.AttemptsOf(err); len(a) > 0 {
 		e["attempts"] = a
 	}
-	if v := httpapi.ShouldRetry(f); v != "" {
-		w.Header().Set("X-Should-Retry", v)
-	}
-	httpapi.WriteError(w, r, f, map[string]any{"error": e})
+	return f, map[string]any{"error": e}
 }
 
 // describe is what this surface says of err: fault.From's answer, except that an unknown model

@@ -41,6 +41,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/metrics"
 	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/reqstats"
+	"github.com/secureai-gateway/gateway/internal/sharedhealth"
 	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/store/keycache"
 	"github.com/secureai-gateway/gateway/internal/tracing"
@@ -58,6 +59,13 @@ const (
 	// DeadlineReserve is reserve, for the template's tests: a function's Timeout less it must end
 	// within its API Gateway integration's timeout, so the function's own answer gets through.
 	DeadlineReserve = reserve
+	// StreamKeepAlive is how long a stream waits for its first content token before it is
+	// committed and sent an SSE comment, and then the time between comments while it still waits:
+	// under the 5-minute idle limit of a Regional API Gateway endpoint (the template's), with a
+	// minute to spare (httpapi.AwaitFirstToken).
+	StreamKeepAlive = 4 * time.Minute
+	// APIGatewayIdleLimit is how long a Regional endpoint's streamed response may send nothing.
+	APIGatewayIdleLimit = 5 * time.Minute
 	// The SDK's own retries stay short: a store or secret that is down must not use up the
 	// invocation in backoff, and an attempt that hangs is cut and tried again.
 	sdkMaxAttempts    = 3
@@ -87,6 +95,12 @@ type Cloud struct {
 	// Requests counts the instance's completed chat requests; HTTP writes them to the limits
 	// table after an answer, once StatsFlush has passed since the last write.
 	Requests *reqstats.Counter
+	// KeepAlive is StreamKeepAlive unless a test shortens it.
+	KeepAlive time.Duration
+	// Health shares provider health with every other instance through the
+	// SECUREAI_TABLE_PROVIDER_HEALTH table (each chain's skip_unhealthy hears what they saw fail);
+	// HTTP waits for its writes before the response ends. nil without the table.
+	Health *sharedhealth.Shared
 
 	secrets  awssecrets.SigningKeysAPI
 	sqs      *sqs.Client
@@ -156,20 +170,26 @@ func Load(ctx context.Context) (*Cloud, error) {
 		}
 		events = async
 	}
+	var health *sharedhealth.Shared
+	if cfg.Tables.ProviderHealth != "" {
+		health = sharedhealth.New(store, sharedhealth.Options{Log: log})
+	}
 	return &Cloud{
-		Config:   cfg,
-		Log:      log,
-		Store:    store,
-		Events:   events,
-		Bus:      bus,
-		Guard:    webhook.NewGuard(webhookReach(cfg.AllowPrivateWebhooks)),
-		Metrics:  emf,
-		Tracer:   tracer,
-		Requests: reqstats.NewCounter(cfg.StatsFlush, time.Now),
-		secrets:  secretsmanager.NewFromConfig(awsCfg),
-		sqs:      queues,
-		keys:     &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
-		breakers: breakers,
+		Health:    health,
+		KeepAlive: StreamKeepAlive,
+		Config:    cfg,
+		Log:       log,
+		Store:     store,
+		Events:    events,
+		Bus:       bus,
+		Guard:     webhook.NewGuard(webhookReach(cfg.AllowPrivateWebhooks)),
+		Metrics:   emf,
+		Tracer:    tracer,
+		Requests:  reqstats.NewCounter(cfg.StatsFlush, time.Now),
+		secrets:   secretsmanager.NewFromConfig(awsCfg),
+		sqs:       queues,
+		keys:      &Keys{inner: keycache.New(store, cfg.KeyCacheTTL, time.Now)},
+		breakers:  breakers,
 		// The demo provider, when on, lives as long as the warm function.
 		catalog: sync.OnceValues(func() (*catalog.Catalog, error) {
 			cat, _, err := gateway.Catalog(cfg.CatalogPath, cfg.Demo)
@@ -198,8 +218,13 @@ func (c *Cloud) ProviderClient() *http.Client { return provider.NewHTTPClient() 
 // Engine runs failover chains (the completion service traces each attempt). The handler's
 // deadline is already the invocation's less the reserve (HTTP), so the chain keeps back only what
 // the gateway needs to write its answer after the last attempt it starts, as the local server does.
+// Its provider health is shared with every other instance when the table is configured (Health).
 func (c *Cloud) Engine() chain.Engine {
-	return chain.Engine{Reserve: chainReserve, Health: chain.NewHealth(time.Now)}
+	h := chain.NewHealth(time.Now)
+	if c.Health != nil {
+		h.Shared = c.Health
+	}
+	return chain.Engine{Reserve: chainReserve, Health: h}
 }
 
 // Idempotency is the Idempotency-Key store; nil when no table is configured, so such requests

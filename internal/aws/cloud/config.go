@@ -80,6 +80,7 @@ func ParseConfig(getenv func(string) string) (Config, error) {
 			Webhooks:        table(r, "SECUREAI_TABLE_WEBHOOKS"),
 			WebhookAttempts: table(r, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS"),
 			Audit:           table(r, "SECUREAI_TABLE_AUDIT"),
+			ProviderHealth:  table(r, "SECUREAI_TABLE_PROVIDER_HEALTH"),
 		},
 		SigningSecretARN:     r.String("SECUREAI_SIGNING_SECRET_ARN", ""),
 		EventBus:             r.String("SECUREAI_EVENT_BUS", ""),

@@ -30,6 +30,7 @@ import (
 //	SECUREAI_TABLE_WEBHOOKS + _AUDIT webhook and audit-log admin (Webhooks)
 //	SECUREAI_TABLE_IDEMPOTENCY       Idempotency-Key records
 //	SECUREAI_EVENT_BUS               failover, limit, admin and breaker events (Observer, hooks)
+//	SECUREAI_TABLE_PROVIDER_HEALTH   provider health shared by every instance (Engine's Health, Load)
 //
 // The provider credentials and the signing keyset are read now, together, under ctx (the first
 // request's build), never at init.
@@ -77,6 +78,7 @@ var FeatureEnv = map[gateway.Needs][]string{
 	gateway.NeedsWebhooks: {"SECUREAI_TABLE_WEBHOOKS", "SECUREAI_TABLE_WEBHOOK_ATTEMPTS", "SECUREAI_TABLE_AUDIT",
 		webhook.EnvAllowPrivate},
 	gateway.NeedsEvents: {"SECUREAI_EVENT_BUS", "SECUREAI_EVENT_OUTBOX_URL"},
+	gateway.NeedsHealth: {"SECUREAI_TABLE_PROVIDER_HEALTH"},
 }
 
 // stores are the tables the function's environment names, each turning its features on.

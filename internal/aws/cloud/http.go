@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,9 @@ import (
 // is logged with the request id, route and cause, answered in render's envelope with X-Request-Id
 // (503 and Retry-After for an outage), and tried again by the next request.
 //
+// A stream that waits for its first content token longer than KeepAlive is committed and kept
+// alive with SSE comments (httpapi.AwaitFirstToken), inside API Gateway's idle limit.
+//
 // An invocation ends when its response does, and a frozen function loses the events it has not
 // handed over yet, so after the endpoint returns (its last byte sent) HTTP waits for pending
 // publishes before the response ends: the streaming adapter closes the stream only when this
@@ -39,7 +43,7 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 		defer c.flush(r.Context())
 		ctx, cancel := beforeDeadline(r.Context(), reserve)
 		defer cancel()
-		r = r.WithContext(ctx)
+		r = r.WithContext(httpapi.WithKeepAlive(ctx, c.KeepAlive))
 		if c.Config.CORSOrigin != "" {
 			// API Gateway answers only the preflight of a proxy integration; the function's own
 			// answer must name the origin, or a browser drops it.
@@ -120,10 +124,11 @@ func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 // the response to end.
 const flushMargin = 100 * time.Millisecond
 
-// flush waits for the events the request published to be handed over (to the bus or the outbox),
-// then writes the instance's request counts when they are due, at most event.FlushTimeout in all
-// and never past the invocation's deadline (ctx's) less flushMargin; a request ended by its client
-// still waits.
+// flush waits for the events the request published to be handed over (to the bus or the outbox)
+// and, beside that wait, for the instance's provider health reports to be written — each began
+// when its failure was seen, so it has almost always landed — then writes the instance's request
+// counts when they are due, at most event.FlushTimeout in all and never past the invocation's
+// deadline (ctx's) less flushMargin; a request ended by its client still waits.
 func (c *Cloud) flush(ctx context.Context) {
 	until := time.Now().Add(event.FlushTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Add(-flushMargin).Before(until) {
@@ -131,7 +136,12 @@ func (c *Cloud) flush(ctx context.Context) {
 	}
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), until)
 	defer cancel()
+	var health sync.WaitGroup
+	if c.Health != nil {
+		health.Go(func() { _ = c.Health.Flush(ctx) }) // a failed write is logged where it fails
+	}
 	_ = c.Events.Flush(ctx) // Flush logs what it abandons
+	health.Wait()
 	if c.Requests != nil && c.Config.Tables.Limits != "" {
 		// Nothing runs while the instance is frozen: its request counts are written here, after
 		// an answer, once StatsFlush has passed (one UpdateItem per bucket, concurrently). A failed

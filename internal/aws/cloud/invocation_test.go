@@ -202,3 +202,38 @@ func TestAFunctionServesAModelFromItsDeployments(t *testing.T) {
 		t.Errorf("the function's answer: %s", out)
 	}
 }
+
+// A stream still waiting for its first content token after KeepAlive is committed and sent SSE
+// comments (API Gateway ends a streamed response idle for 5 minutes): the answer then follows
+// as usual; a chain that fails after the stream was committed ends it with an error frame.
+func TestAWaitingStreamIsKeptAlive(t *testing.T) {
+	fx := newFixture(t)
+	upstream := httptest.NewServer(openaifake.New(time.Minute))
+	t.Cleanup(upstream.Close)
+	overlay := filepath.Join(t.TempDir(), "catalog.json")
+	model := func(name, up string) string {
+		return `"fake/` + name + `":{"upstream":"` + up + `","regions":["us"],"pricing":{"input_per_1m":0,"output_per_1m":0},"points":1,"context_window":8192}`
+	}
+	if err := os.WriteFile(overlay, []byte(`{"providers":{"fake":{"type":"openai","base_url":"`+upstream.URL+`/v1"}},
+		"models":{`+model("slow", "slow-first-token-700")+`,`+model("hang", "hang")+`}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SECUREAI_CONFIG", overlay)
+	c, _ := load(t)
+	c.KeepAlive = 200 * time.Millisecond
+	h := openAIChat(c)
+	const comment = ": waiting for the first token\n\n"
+
+	out, _ := invokeStream(t, h, fx.secret, `{"model":"fake/slow","stream":true,"redundancy":{"first_token_timeout_ms":5000},"messages":[{"role":"user","content":"Hello"}]}`, 20*time.Second)
+	if !strings.HasPrefix(out, comment+comment) || !strings.HasSuffix(out, "data: [DONE]\n\n") {
+		t.Errorf("a stream waiting 700 ms with keep-alives every 200 ms:\n%s", out)
+	}
+
+	out, _ = invokeStream(t, h, fx.secret, `{"model":"fake/hang","stream":true,"redundancy":{"first_token_timeout_ms":600},"messages":[{"role":"user","content":"Hello"}]}`, 20*time.Second)
+	frames := strings.Split(strings.TrimSuffix(strings.ReplaceAll(out, comment, ""), "\n\n"), "\n\n")
+	var last struct{ Error struct{ Code, Type string } }
+	if !strings.HasPrefix(out, comment) || len(frames) != 1 || json.Unmarshal([]byte(strings.TrimPrefix(frames[0], "data: ")), &last) != nil ||
+		last.Error.Code == "" || strings.Contains(out, "[DONE]") {
+		t.Errorf("a chain failing after keep-alives, want comments then one error frame and no [DONE]:\n%s", out)
+	}
+}

@@ -61,7 +61,7 @@ func deploy(ctx context.Context, motoURL, proxyURL, upstreamURL, dir string) (*d
 	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(motoURL),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	tables := dynamostore.Tables{APIKeys: "bench-keys", Limits: "bench-limits", Users: "bench-users",
-		Receipts: "bench-receipts", CircuitBreakers: "bench-breakers"}
+		Receipts: "bench-receipts", CircuitBreakers: "bench-breakers", ProviderHealth: "bench-health"}
 	db := dynamodb.NewFromConfig(cfg)
 	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func deploy(ctx context.Context, motoURL, proxyURL, upstreamURL, dir string) (*d
 		"AWS_ENDPOINT_URL=" + proxyURL,
 		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, "SECUREAI_TABLE_LIMITS=" + tables.Limits,
 		"SECUREAI_TABLE_USERS=" + tables.Users, "SECUREAI_TABLE_RECEIPTS=" + tables.Receipts,
-		"SECUREAI_TABLE_CIRCUIT_BREAKERS=" + tables.CircuitBreakers,
+		"SECUREAI_TABLE_CIRCUIT_BREAKERS=" + tables.CircuitBreakers, "SECUREAI_TABLE_PROVIDER_HEALTH=" + tables.ProviderHealth,
 		"SECUREAI_SIGNING_SECRET_ARN=" + signingSecret, "SECUREAI_PROVIDER_SECRET_ARN=" + aws.ToString(prov.ARN),
 		"SECUREAI_EVENT_BUS=bench-events", "SECUREAI_EVENT_OUTBOX_URL=" + aws.ToString(outbox.QueueUrl),
 		"SECUREAI_CONFIG=" + overlay, "SECUREAI_DEMO=false",

@@ -24,6 +24,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/provider/adapters"
 	"github.com/secureai-gateway/gateway/internal/receipt"
 	"github.com/secureai-gateway/gateway/internal/reqstats"
+	"github.com/secureai-gateway/gateway/internal/sharedhealth"
 	"github.com/secureai-gateway/gateway/internal/signing"
 	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 	"github.com/secureai-gateway/gateway/internal/store/keycache"
@@ -34,8 +35,9 @@ import (
 // Deps assembles every feature on the embedded store: keys behind an in-process cache that an
 // admin change invalidates at once, exact in-memory limit counters persisted every few seconds,
 // billing, circuit breakers, the signing keyset, receipts, the in-process event pipeline that
-// delivers webhooks and writes the audit log, and request counts over time flushed every minute. wait stops the background work and returns once it
-// has (the last counts saved, pending events handed on).
+// delivers webhooks and writes the audit log, request counts over time flushed every minute, and
+// provider health kept in the store as the cloud keeps it in DynamoDB. wait stops the background
+// work and returns once it has (the last counts saved, pending events and health reports handed on).
 func Deps(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.Store, log *slog.Logger) (d gateway.Deps, wait func(), err error) {
 	reach, err := webhook.ParseReach(os.Getenv(webhook.EnvAllowPrivate), webhook.ReachLoopback)
 	if err != nil {
@@ -75,9 +77,14 @@ func Deps(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.S
 	keys := keycache.New(store, keycache.DefaultTTL, time.Now)
 	// Completed chat requests, counted in memory and written every StatsFlush (and at shutdown).
 	requests := reqstats.NewCounter(env.StatsFlush, time.Now)
+	// Provider health goes through the embedded store as it goes through DynamoDB in the cloud:
+	// every request of this process shares one Health, and its reports outlive a restart.
+	health := chain.NewHealth(time.Now)
+	shared := sharedhealth.New(store, sharedhealth.Options{Log: log})
+	health.Shared = shared
 	d = gateway.Deps{
 		Catalog: cat, Providers: adapters.Factories(), Credential: os.Getenv, Keys: keys, Log: log,
-		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: chain.NewHealth(time.Now)},
+		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: health},
 		Idempotency:   store,
 		Signer:        signer,
 		KeyCacheTTL:   0, // the local server's cache is invalidated at once
@@ -114,6 +121,7 @@ func Deps(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.S
 		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = events.Publisher.Flush(flush)
+		_ = shared.Flush(flush)
 		if tracer != nil {
 			_ = tracer.Shutdown(flush)
 		}

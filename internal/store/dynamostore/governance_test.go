@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/receipt"
+	"github.com/secureai-gateway/gateway/internal/sharedhealth"
 	"github.com/secureai-gateway/gateway/internal/store/dynamostore"
 	"github.com/secureai-gateway/gateway/internal/testkit/storetest"
 )
@@ -39,4 +40,21 @@ func TestBreakersContract(t *testing.T) {
 	// are (moto's threaded server is not; testenv.MotoSerial).
 	client := dynamodb.NewFromConfig(testenv.AWSConfig(t, testenv.MotoSerial(t)))
 	storetest.RunBreakers(t, func(t *testing.T) breaker.Store { return newGovernanceStore(t, client) })
+}
+
+func TestHealthContract(t *testing.T) {
+	client := newClient(t)
+	storetest.RunHealth(t, func(t *testing.T) sharedhealth.Store {
+		tables := uniqueTables(t)
+		tables.ProviderHealth = tables.APIKeys + "-health"
+		if err := dynamostore.CreateTables(context.Background(), client, tables); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			for _, name := range []string{tables.APIKeys, tables.Idempotency, tables.ProviderHealth} {
+				_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+			}
+		})
+		return dynamostore.New(client, tables)
+	})
 }

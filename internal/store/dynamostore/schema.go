@@ -39,6 +39,9 @@ type Tables struct {
 	Webhooks        string
 	WebhookAttempts string
 	Audit           string
+	// ProviderHealth is optional (health.go): each instance's report of the models it saw fail,
+	// shared by the instances that run chains.
+	ProviderHealth string
 }
 
 // Validate reports a missing required table name.
@@ -93,6 +96,9 @@ func definitions(t Tables) []tableDef {
 	}
 	defs = append(defs, accountDefinitions(t)...)
 	defs = append(defs, governanceDefinitions(t)...)
+	if t.ProviderHealth != "" {
+		defs = append(defs, stringKeyTable(t.ProviderHealth, attrHealthPK, attrHealthSK, true))
+	}
 	return append(defs, eventTables(t)...)
 }
 

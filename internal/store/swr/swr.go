@@ -1,12 +1,14 @@
-// Package swr is the read cache the warm caches share (API keys, circuit breakers): bounded, in
-// memory, one load per key however many callers want it, and stale-while-revalidate. A value is
-// served as it is for the first half of its maximum age; in the second half it is still served at
-// once while one background load replaces it, so a caller that keeps using a value never waits on
-// the store for it. Only a value never read, or past its maximum age, is waited for: the maximum
-// age is the promise made to whoever changes the stored value ("seen within MaxAge"), so a value
-// is never served past it. A failed background load keeps the old value until then; after it,
-// callers wait on a new load and see its error. Keys missing together load together: one call of
-// the Loader for all of a Get's missing and stale keys. It knows nothing of what it caches.
+// Package swr is the read cache the warm caches share (API keys, circuit breakers, provider
+// health): bounded, in memory, one load per key however many callers want it, and
+// stale-while-revalidate. A value is served as it is for the first half of its maximum age; in the
+// second half it is still served at once while one background load replaces it, so a caller that
+// keeps using a value never waits on the store for it. Only a value never read, or past its
+// maximum age, is waited for: the maximum age is the promise made to whoever changes the stored
+// value ("seen within MaxAge"), so a value is never served past it. A failed background load keeps
+// the old value until then; after it, callers wait on a new load and see its error. Keys missing
+// together load together: one call of the Loader for all of a Get's missing and stale keys.
+// Prefetch starts that load without waiting, so a read can run beside a request's other work and
+// a Get find it done. It knows nothing of what it caches.
 package swr
 
 import (
@@ -84,41 +86,7 @@ func New[K comparable, V any](load Loader[K, V], opt Options[V]) *Cache[K, V] {
 // goes on for the others.
 func (c *Cache[K, V]) Get(ctx context.Context, keys ...K) ([]V, error) {
 	out := make([]V, len(keys))
-	type wait struct {
-		i int
-		f *flight[K, V]
-	}
-	var waits []wait
-	var load []K      // missing and stale keys nobody is loading yet
-	var waitNew []int // indexes of keys waiting on that load
-	now := c.opt.Now()
-	c.mu.Lock()
-	for i, k := range keys {
-		if e, ok := c.find(k); ok {
-			if now.Before(e.expires) {
-				out[i] = e.v
-				if !now.Before(e.refresh) && c.flying(k, now) == nil {
-					load = append(load, k)
-				}
-				continue
-			}
-			c.drop(k)
-		}
-		if f := c.flying(k, now); f != nil {
-			waits = append(waits, wait{i, f})
-			continue
-		}
-		load = append(load, k)
-		waitNew = append(waitNew, i)
-	}
-	if len(load) > 0 {
-		f := c.start(ctx, load, now)
-		for _, i := range waitNew {
-			waits = append(waits, wait{i, f})
-		}
-	}
-	c.mu.Unlock()
-
+	waits := c.lookup(ctx, keys, out)
 	for _, w := range waits {
 		select {
 		case <-w.f.done:
@@ -131,6 +99,57 @@ func (c *Cache[K, V]) Get(ctx context.Context, keys ...K) ([]V, error) {
 		out[w.i] = w.f.vals[keys[w.i]]
 	}
 	return out, nil
+}
+
+// Prefetch starts, in one background load, what a Get of keys (distinct) would load — the keys
+// held stale or not at all that nobody is loading yet — and returns without waiting, so a Get
+// soon after finds them loaded or joins the load.
+func (c *Cache[K, V]) Prefetch(ctx context.Context, keys ...K) {
+	c.lookup(ctx, keys, nil)
+}
+
+// wait is a key of a Get (its index) waiting for a load.
+type wait[K comparable, V any] struct {
+	i int
+	f *flight[K, V]
+}
+
+// lookup puts in out (when not nil) the servable values of keys, starts one load of the keys
+// held stale or not at all that nobody is loading yet, and returns the keys that must wait.
+func (c *Cache[K, V]) lookup(ctx context.Context, keys []K, out []V) []wait[K, V] {
+	var waits []wait[K, V]
+	var load []K      // missing and stale keys nobody is loading yet
+	var waitNew []int // indexes of keys waiting on that load
+	now := c.opt.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, k := range keys {
+		if e, ok := c.find(k); ok {
+			if now.Before(e.expires) {
+				if out != nil {
+					out[i] = e.v
+				}
+				if !now.Before(e.refresh) && c.flying(k, now) == nil {
+					load = append(load, k)
+				}
+				continue
+			}
+			c.drop(k)
+		}
+		if f := c.flying(k, now); f != nil {
+			waits = append(waits, wait[K, V]{i, f})
+			continue
+		}
+		load = append(load, k)
+		waitNew = append(waitNew, i)
+	}
+	if len(load) > 0 {
+		f := c.start(ctx, load, now)
+		for _, i := range waitNew {
+			waits = append(waits, wait[K, V]{i, f})
+		}
+	}
+	return waits
 }
 
 // Set stores v for k as read now: a change made by this process, in force here at once. A load

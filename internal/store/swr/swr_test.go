@@ -323,3 +323,27 @@ func TestNegativeAnswersCannotEvictPositiveOnes(t *testing.T) {
 		t.Errorf("%d positive entries, want at most 10", n)
 	}
 }
+
+// Prefetch starts one load of the keys a Get would load — missing, and stale past half their age
+// — without waiting for it (the load is held at a gate); a Get then joins that load, and a key
+// fresh in the cache is not loaded again.
+func TestPrefetchStartsTheLoadAGetJoins(t *testing.T) {
+	c, s, clk := setup(t)
+	get(t, c, "a")
+	clk.set(time.Second)
+	get(t, c, "c")
+	clk.set(maxAge / 2) // a is stale, c fresh, b never read
+	gate, entered := make(chan struct{}), make(chan []string, 1)
+	s.set(func(s *store) { s.gate, s.entered = gate, entered })
+	c.Prefetch(context.Background(), "a", "b", "c")
+	if keys := <-entered; !slices.Equal(keys, []string{"a", "b"}) {
+		t.Fatalf("prefetch loaded %v, want [a b]", keys)
+	}
+	done := make(chan []int)
+	go func() { done <- get(t, c, "a", "b", "c") }()
+	close(gate)
+	if v := <-done; !slices.Equal(v, []int{1, 2, 3}) {
+		t.Errorf("got %v", v)
+	}
+	wantLoads(t, s, []string{"a"}, []string{"c"}, []string{"a", "b"})
+}

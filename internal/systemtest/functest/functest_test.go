@@ -364,7 +364,7 @@ func awsFixture(t *testing.T) fixture {
 		"SECUREAI_TABLE_LIMITS="+tables.Limits, "SECUREAI_TABLE_USERS="+tables.Users,
 		"SECUREAI_TABLE_RECEIPTS="+tables.Receipts, "SECUREAI_TABLE_CIRCUIT_BREAKERS="+tables.CircuitBreakers,
 		"SECUREAI_TABLE_WEBHOOKS="+tables.Webhooks, "SECUREAI_TABLE_WEBHOOK_ATTEMPTS="+tables.WebhookAttempts,
-		"SECUREAI_TABLE_AUDIT="+tables.Audit,
+		"SECUREAI_TABLE_AUDIT="+tables.Audit, "SECUREAI_TABLE_PROVIDER_HEALTH="+tables.ProviderHealth,
 		"SECUREAI_PROVIDER_SECRET_ARN="+fx.providerARN,
 		"SECUREAI_SIGNING_SECRET_ARN="+fx.signingARN, "SECUREAI_EVENT_BUS="+fx.busARN,
 		"SECUREAI_DEMO=true", "SECUREAI_CONFIG=",
@@ -382,7 +382,8 @@ func provision(t *testing.T, cfg aws.Config) (fx fixture) {
 	fx.tables = dynamostore.Tables{APIKeys: testenv.UniqueName(t, "keys"), Idempotency: testenv.UniqueName(t, "idem"),
 		Limits: testenv.UniqueName(t, "limits"), Users: testenv.UniqueName(t, "users"), Receipts: testenv.UniqueName(t, "receipts"),
 		CircuitBreakers: testenv.UniqueName(t, "breakers"), Webhooks: testenv.UniqueName(t, "wh"),
-		WebhookAttempts: testenv.UniqueName(t, "wha"), Audit: testenv.UniqueName(t, "audit")}
+		WebhookAttempts: testenv.UniqueName(t, "wha"), Audit: testenv.UniqueName(t, "audit"),
+		ProviderHealth: testenv.UniqueName(t, "health")}
 	if err := dynamostore.CreateTables(ctx, db, fx.tables); err != nil {
 		t.Fatal(err)
 	}

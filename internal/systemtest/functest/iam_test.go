@@ -277,6 +277,7 @@ var tableFields = map[string]func(*dynamostore.Tables) *string{
 	"WebhooksTable":        func(t *dynamostore.Tables) *string { return &t.Webhooks },
 	"WebhookAttemptsTable": func(t *dynamostore.Tables) *string { return &t.WebhookAttempts },
 	"AuditTable":           func(t *dynamostore.Tables) *string { return &t.Audit },
+	"ProviderHealthTable":  func(t *dynamostore.Tables) *string { return &t.ProviderHealth },
 }
 
 func newStack(t *testing.T, moto *testenv.IAMMoto) *stack {

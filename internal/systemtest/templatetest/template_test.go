@@ -158,6 +158,7 @@ var tableEnv = map[string]func(*dynamostore.Tables) *string{
 	"SECUREAI_TABLE_USERS":            func(t *dynamostore.Tables) *string { return &t.Users },
 	"SECUREAI_TABLE_RECEIPTS":         func(t *dynamostore.Tables) *string { return &t.Receipts },
 	"SECUREAI_TABLE_CIRCUIT_BREAKERS": func(t *dynamostore.Tables) *string { return &t.CircuitBreakers },
+	"SECUREAI_TABLE_PROVIDER_HEALTH":  func(t *dynamostore.Tables) *string { return &t.ProviderHealth },
 }
 
 // tableVars returns every SECUREAI_TABLE_* variable the template sets, in Globals or in a

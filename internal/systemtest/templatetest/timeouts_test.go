@@ -133,3 +133,23 @@ func TestIntegrationTimeoutsCoverTheFunctions(t *testing.T) {
 		t.Errorf("streaming routes %v, want exactly %v", streaming, wanted)
 	}
 }
+
+// The API's endpoint type is stated, Regional — whose streamed responses may stay idle for 5
+// minutes (30 s on an edge-optimized one) — and a stream waiting for its first content token is
+// sent a keep-alive comment well within that (cloud.StreamKeepAlive).
+func TestStreamsAreKeptAliveWithinTheRegionalIdleLimit(t *testing.T) {
+	c := transformed(t, nil)
+	apis := c.ofType("AWS::ApiGateway::RestApi")
+	if len(apis) == 0 {
+		t.Fatal("no RestApi in the transformed template")
+	}
+	for _, api := range apis {
+		types, _ := dig(c.props(t, api), "EndpointConfiguration", "Types").([]any)
+		if len(types) != 1 || types[0] != "REGIONAL" {
+			t.Errorf("RestApi %s's endpoint types are %v, want [REGIONAL] stated (an edge-optimized API idles streams out after 30 s)", api, types)
+		}
+	}
+	if cloud.StreamKeepAlive <= 0 || cloud.StreamKeepAlive >= cloud.APIGatewayIdleLimit {
+		t.Errorf("keep-alive every %v, want more often than the %v idle limit", cloud.StreamKeepAlive, cloud.APIGatewayIdleLimit)
+	}
+}
