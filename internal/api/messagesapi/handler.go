@@ -20,6 +20,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
@@ -80,8 +81,18 @@ func messageID(r *http.Request) string {
 // stream answers with Anthropic's event stream: the provider's own events when the serving
 // model speaks Messages (passed through), else the events written from its chat chunks.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request) error {
-	st, report, err := call.Stream(r.Context())
+	var (
+		st     *completion.Stream
+		report chain.Report
+		err    error
+	)
+	out := httpapi.AwaitFirstToken(w, r, func() { st, report, err = call.Stream(r.Context()) })
 	if err != nil {
+		if out != nil && !errors.Is(err, chain.ErrCanceled) {
+			// Committed while the chain ran (keep-alives): the error is the stream's error event.
+			h.failedInStream(r, out, err)
+			return nil
+		}
 		return httpapi.Quiet(err)
 	}
 	defer st.Close()
@@ -90,8 +101,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	if c.Native {
 		dropped = nil // nothing was translated
 	}
-	openaiapi.ReportHeaders(w, call, st.Served, report)
-	out := httpapi.StartSSE(w)
+	if out == nil {
+		openaiapi.ReportHeaders(w, call, st.Served, report)
+		out = httpapi.StartSSE(w)
+	}
 	out.Coalesce(st.Ready)
 	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, dropped))
 	if !c.Native && ev.start() != nil {
@@ -116,6 +129,15 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 		_ = ev.fail(in.Message)
 	}
 	return nil
+}
+
+// failedInStream ends a stream committed before its chain secured a first token (keep-alives)
+// whose chain then failed: the error it would have answered, as Anthropic's error event.
+func (h *Handler) failedInStream(r *http.Request, out *httpapi.SSE, err error) {
+	f := fault.From(err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream failed before its first token, after keep-alives", "request_id",
+		identity.RequestID(r.Context()), "status", httpapi.Status(f), "code", f.Code, "err", err)
+	_ = newEvents(out, "", "", nil).failWith(typeOf(f), fault.Clip(f.Message, fault.MaxMessage))
 }
 
 // CountTokens serves POST /v1/messages/count_tokens, which Claude Code calls to size its

@@ -158,7 +158,11 @@ func (e *events) finish() error {
 
 // fail ends an interrupted answer with Anthropic's error event: Claude Code then asks again
 // without streaming, a new request the chain serves afresh.
-func (e *events) fail(message string) error {
-	b := translate.AppendString(append(e.buf, `{"type":"error","error":{"type":"overloaded_error","message":`...), message)
+func (e *events) fail(message string) error { return e.failWith("overloaded_error", message) }
+
+// failWith sends the error event of an error of Anthropic's type typ.
+func (e *events) failWith(typ, message string) error {
+	b := translate.AppendString(append(e.buf, `{"type":"error","error":{"type":`...), typ)
+	b = translate.AppendString(append(b, `,"message":`...), message)
 	return e.send("error", append(b, `}}`...))
 }

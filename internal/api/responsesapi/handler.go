@@ -17,6 +17,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
+	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
@@ -74,11 +75,32 @@ func (h *Handler) Responses(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// failedInStream ends a stream committed before its chain secured a first token (keep-alives)
+// whose chain then failed: the error it would have answered, as response.failed with the attempts.
+func (h *Handler) failedInStream(r *http.Request, out *httpapi.SSE, call *completion.Call, obj *object, err error) {
+	f := fault.From(err)
+	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream failed before its first token, after keep-alives", "request_id",
+		identity.RequestID(r.Context()), "status", httpapi.Status(f), "code", f.Code, "err", err)
+	obj.model = call.Plan.Targets[0].Model
+	obj.secureai = openaiapi.ReportJSON(call, "", chain.Report{Attempts: chain.AttemptsOf(err)}, nil, nil)
+	_ = newEvents(out, obj).fail(fault.Clip(f.Message, fault.MaxMessage))
+}
+
 // stream answers with the Responses event stream: the provider's own events when the serving
 // provider speaks Responses (passed through), else the events written from its chat chunks.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request, obj *object) error {
-	st, report, err := call.Stream(r.Context())
+	var (
+		st     *completion.Stream
+		report chain.Report
+		err    error
+	)
+	out := httpapi.AwaitFirstToken(w, r, func() { st, report, err = call.Stream(r.Context()) })
 	if err != nil {
+		if out != nil && !errors.Is(err, chain.ErrCanceled) {
+			// Committed while the chain ran (keep-alives): the error is the stream's error event.
+			h.failedInStream(r, out, call, obj, err)
+			return nil
+		}
 		return httpapi.Quiet(err)
 	}
 	defer st.Close()
@@ -88,8 +110,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 		dropped = nil // nothing was translated
 	}
 	obj.model, obj.secureai = st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, dropped)
-	openaiapi.ReportHeaders(w, call, st.Served, report)
-	out := httpapi.StartSSE(w)
+	if out == nil {
+		openaiapi.ReportHeaders(w, call, st.Served, report)
+		out = httpapi.StartSSE(w)
+	}
 	out.Coalesce(st.Ready)
 	ev := newEvents(out, obj)
 	if !c.Native && ev.start() != nil {

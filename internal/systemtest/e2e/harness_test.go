@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/gateway"
@@ -71,6 +72,9 @@ func (s *keyStore) add(t *testing.T, edit func(*apikey.Key)) string {
 type envConfig struct {
 	budget  time.Duration
 	maxBody int64
+	// keepAlive is the interval of a waiting stream's keep-alives, as the cloud sets it per
+	// request (0: none, as locally).
+	keepAlive time.Duration
 }
 
 // env is one assembled gateway in front of its own fake upstreams.
@@ -154,7 +158,7 @@ func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
 		return ""
 	}
 	deps.Budget, deps.MaxBody, deps.Engine.Reserve = cfg.budget, cfg.maxBody, 100*time.Millisecond
-	e.url = serve(t, deps)
+	e.url = serve(t, deps, cfg.keepAlive)
 	e.secret = e.keys.add(t, nil)
 	return e
 }
@@ -162,7 +166,7 @@ func newEnv(t *testing.T, opts ...func(*envConfig)) *env {
 // serve starts the assembled gateway on a loopback port closed when t ends and returns its URL.
 // Every exchange on a route docs/openapi.yaml describes is validated against it; a route it does
 // not describe yet is served as it is.
-func serve(t *testing.T, deps gateway.Deps) string {
+func serve(t *testing.T, deps gateway.Deps, keepAlive time.Duration) string {
 	t.Helper()
 	gw, err := localserver.NewGateway(deps)
 	if err != nil {
@@ -171,6 +175,9 @@ func serve(t *testing.T, deps gateway.Deps) string {
 	mux := gw.Mux()
 	validated := openapitest.Handler(t, mux)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if keepAlive > 0 {
+			r = r.WithContext(httpapi.WithKeepAlive(r.Context(), keepAlive))
+		}
 		if openapitest.Documented(r) {
 			validated.ServeHTTP(w, r)
 			return
