@@ -34,6 +34,15 @@ type User struct {
 	DollarLimitMicros int64     `json:"dollarLimitMicros"` // the budget per period
 	SpendMicros       int64     `json:"spendMicros"`       // includes reservations in flight
 	CreatedAt         time.Time `json:"createdAt"`
+	// BudgetThresholds are the percentages of the period's points allowance and dollar budget
+	// whose first crossing is announced (billing:budget_threshold); nil: DefaultThresholds, empty:
+	// none.
+	BudgetThresholds []int `json:"budgetThresholds"`
+	// PointsAlerted and BudgetAlerted are the highest thresholds of the points allowance and of
+	// the dollar budget already announced, as Mark gives them ("" none, and one of an earlier
+	// period counts as none). A settlement's Claim sets them, under its store's lock or condition.
+	PointsAlerted string `json:"pointsAlerted,omitempty"`
+	BudgetAlerted string `json:"budgetAlerted,omitempty"`
 	// Holds are the reservations of requests in flight, by id, each until its expiry. Stores
 	// replace the map on every change (never edit it in place), so a copy of a record stays as
 	// it was.
@@ -86,6 +95,9 @@ type Charge struct {
 	// ErrHoldGone, writing nothing, once the hold is gone (refunded after its expiry).
 	Opens, Closes string
 	Hold          Hold
+	// Claim, on a settlement, announces a budget threshold in the same write: the charge is
+	// refused with ErrClaimLost, writing nothing, unless the claim holds (Claim.Holds).
+	Claim *Claim
 }
 
 var (
@@ -99,6 +111,9 @@ var (
 	ErrStalePeriod = errors.New("billing: the user's billing period changed")
 	// ErrHoldGone is a charge closing a hold that is no longer on the record: it was refunded.
 	ErrHoldGone = errors.New("billing: the reservation's hold was refunded")
+	// ErrClaimLost is a charge whose threshold claim does not hold: another settlement announced
+	// it first, or the count does not reach it. The charge without the claim may still apply.
+	ErrClaimLost = errors.New("billing: the budget threshold claim does not hold")
 )
 
 // Apply checks c against u and applies it — amounts, and the hold it opens or closes — as a
@@ -114,10 +129,16 @@ func (c Charge) Apply(u *User) error {
 	if !c.Fits(u) {
 		return ErrInsufficient
 	}
+	if c.Claim != nil && !c.Claim.Holds(u, c) {
+		return ErrClaimLost
+	}
 	u.PointsUsed += c.Points
 	u.SpendMicros += c.Micros
 	if c.Opens != "" || c.Closes != "" {
 		u.Holds = c.holds(u.Holds)
+	}
+	if c.Claim != nil {
+		*u.alerted(c.Claim.Dollars) = c.Claim.Mark
 	}
 	return nil
 }
@@ -242,6 +263,9 @@ type UserPatch struct {
 	MonthlyPoints *int64             `json:"monthlyPoints"`
 	RenewalDay    *int               `json:"renewalDay"`
 	UsageByModel  *UsageByModelPatch `json:"usageByModel"`
+	// BudgetThresholds replaces the user's thresholds: percentages from 1 to 100, at most
+	// MaxThresholds of them; empty: none.
+	BudgetThresholds *[]int `json:"budgetThresholds"`
 }
 
 // UsageByModelPatch is the usage-by-model part of a UserPatch.
@@ -269,8 +293,18 @@ func (p UserPatch) Apply(u *User, now time.Time) error {
 	if d := ubm.DollarLimit; d != nil && !(*d >= 0 && *d <= MaxDollarLimit) {
 		return fault.Invalid("usageByModel.dollarLimit", fmt.Sprintf("usageByModel.dollarLimit must be from 0 to %.0f dollars", MaxDollarLimit))
 	}
+	var thresholds []int
+	if p.BudgetThresholds != nil {
+		var err error
+		if thresholds, err = NormalizeThresholds(*p.BudgetThresholds); err != nil {
+			return err
+		}
+	}
 	if p.MonthlyPoints != nil {
 		u.MonthlyPoints = *p.MonthlyPoints
+	}
+	if p.BudgetThresholds != nil {
+		u.BudgetThresholds = thresholds
 	}
 	if p.RenewalDay != nil && *p.RenewalDay != u.RenewalDay {
 		u.RenewalDay = *p.RenewalDay

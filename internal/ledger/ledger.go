@@ -101,6 +101,9 @@ type Ledger struct {
 	// HoldMargin is how long past its request's deadline a reservation stays held before
 	// RefundExpired gives it back; 0: DefaultHoldMargin.
 	HoldMargin time.Duration
+	// Crossed hears each budget threshold a settlement announced (billing:budget_threshold), after
+	// its write; nil: thresholds are not claimed.
+	Crossed func(ctx context.Context, c billing.Crossing)
 
 	mu       sync.Mutex
 	users    map[string]cachedUser
@@ -155,7 +158,11 @@ func (l *Ledger) hold(ctx context.Context, key *apikey.Key, ws []limits.Window, 
 		if err != nil {
 			return err
 		}
-		return limits.Refuse(ws, full, nil, now)
+		if err := limits.Refuse(ws, full, nil, now); err != nil {
+			return err
+		}
+		l.note(id, c)
+		return nil
 	}
 	for attempt := range 3 {
 		u, cached, err := l.user(ctx, id, attempt == 0)
@@ -221,13 +228,47 @@ func (l *Ledger) read(ctx context.Context, id string) (*billing.User, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
+	crossed := l.catchUp(ctx, u)
+	l.remember(u, began)
+	for _, c := range crossed {
+		l.Crossed(ctx, c)
+	}
+	return u, false, nil
+}
+
+// catchUp claims, on u as just read, a threshold its count reaches that no settlement announced
+// (the settlement that reached it decided on a cache that was behind, or the count was reached by
+// requests still in flight, the last of them refused): a write of the claim alone, with no
+// amount, refused if another process announced it first. It records the marks it set on u and
+// returns the crossings to announce; a claim that fails is left to the next read.
+func (l *Ledger) catchUp(ctx context.Context, u *billing.User) []billing.Crossing {
+	if l.Crossed == nil {
+		return nil
+	}
+	var out []billing.Crossing
+	for _, dollars := range []bool{false, true} {
+		c := billing.Charge{Period: u.PeriodStart}
+		claim, crossed := billing.ClaimFor(u, c, dollars)
+		if claim == nil {
+			continue
+		}
+		c.Claim = claim
+		if l.Biller.Store.Charge(ctx, u.ID, c) == nil {
+			_ = c.Apply(u) // the mark, on the record as read
+			out = append(out, crossed...)
+		}
+	}
+	return out
+}
+
+// remember caches u as read at began.
+func (l *Ledger) remember(u *billing.User, began time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.users == nil || len(l.users) >= maxCachedUsers {
 		l.users = make(map[string]cachedUser) // full: start over, each user costs one read again
 	}
-	l.users[id] = cachedUser{user: *u, read: began}
-	return u, false, nil
+	l.users[u.ID] = cachedUser{user: *u, read: began}
 }
 
 // prefetchTimeout bounds a prefetch's read, which outlives nothing but its request's checks.
@@ -295,9 +336,86 @@ func (l *Ledger) Settle(ctx context.Context, r *billing.Reservation, bill *billi
 	if bill != nil {
 		b = *bill
 	}
-	return r.Close(ctx, b, func(ctx context.Context, userID string, c billing.Charge) error {
-		return l.Store.Settle(ctx, userID, &c, rec)
+	var crossed []billing.Crossing
+	err := r.Close(ctx, b, func(ctx context.Context, userID string, c billing.Charge) error {
+		var err error
+		crossed, err = l.settle(ctx, userID, c, r.Mode == apikey.UsageByModel, rec)
+		return err
 	})
+	if err == nil {
+		for _, c := range crossed {
+			l.Crossed(ctx, c)
+		}
+	}
+	return err
+}
+
+// claimAttempts bounds the settlements that claim a threshold and find it taken or not reached,
+// each followed by a read of the record: then the request settles without a claim.
+const claimAttempts = 3
+
+// settle writes a settlement's charge c and receipt rec and returns the thresholds it announced.
+// When the record as this process knows it (its cache, kept up with its own charges) says c
+// reaches a threshold not yet announced, the write carries the claim; a claim that does not hold
+// (announced meanwhile, or the cache was behind) costs the write and a fresh read, and the claim
+// is decided again on the record read.
+func (l *Ledger) settle(ctx context.Context, userID string, c billing.Charge, dollars bool, rec *receipt.Record) ([]billing.Crossing, error) {
+	if l.Crossed != nil {
+		u, ok := l.cached(userID)
+		for attempt := 0; ok && attempt < claimAttempts; attempt++ {
+			claim, crossed := billing.ClaimFor(&u, c, dollars)
+			if claim == nil {
+				break
+			}
+			cc := c
+			cc.Claim = claim
+			err := l.Store.Settle(ctx, userID, &cc, rec)
+			if err == nil {
+				l.note(userID, cc)
+				return crossed, nil
+			}
+			if !errors.Is(err, billing.ErrClaimLost) {
+				return nil, err
+			}
+			fresh, err := l.Biller.Store.User(ctx, userID)
+			if err != nil {
+				break // settle without a claim: a later settlement announces it
+			}
+			l.remember(fresh, time.Now())
+			u = *fresh
+		}
+	}
+	if err := l.Store.Settle(ctx, userID, &c, rec); err != nil {
+		return nil, err
+	}
+	l.note(userID, c)
+	return nil, nil
+}
+
+// cached is the cached record of user id, however old (a claim's condition checks it).
+func (l *Ledger) cached(id string) (billing.User, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.users[id]
+	return c.user, ok
+}
+
+// note applies a charge this process wrote to its cached record of user id, so the record it
+// decides threshold claims on keeps up with its own requests between reads; a charge that does
+// not apply to it (the record changed elsewhere) drops it.
+func (l *Ledger) note(id string, c billing.Charge) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cu, ok := l.users[id]
+	if !ok {
+		return
+	}
+	c.Capped = false // written already: its caps were checked by the store
+	if err := c.Apply(&cu.user); err != nil {
+		delete(l.users, id)
+		return
+	}
+	l.users[id] = cu
 }
 
 // RefundExpired refunds the reservations whose holds expired before now (see Store); the local

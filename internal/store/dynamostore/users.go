@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -220,6 +221,7 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 		values[":on"], values[":mcap"], values[":mmax"] = &types.AttributeValueMemberBOOL{Value: true}, number(c.MicrosCap), number(c.MicrosCap-c.Micros)
 	}
 	update := "ADD #pu :p, #sm :m, #v :one"
+	var sets []string
 	if c.Opens != "" {
 		hold, err := attributevalue.MarshalWithOptions(c.Hold, jsonTags)
 		if err != nil {
@@ -227,7 +229,28 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 		}
 		names["#holds"], names["#ho"], values[":hold"] = attrHolds, c.Opens, hold
 		cond += " AND attribute_exists(#holds)"
-		update += " SET #holds.#ho = :hold"
+		sets = append(sets, "#holds.#ho = :hold")
+	}
+	if cl := c.Claim; cl != nil {
+		// The threshold is announced by the write that reaches it, once: the mark must still be
+		// the one the claim read, and the count with this charge must reach the level.
+		names["#al"], values[":mark"] = "pointsAlerted", &types.AttributeValueMemberS{Value: cl.Mark}
+		count, amount := "#pu", c.Points
+		if cl.Dollars {
+			names["#al"], count, amount = "budgetAlerted", "#sm", c.Micros
+		}
+		if cl.Was == "" {
+			cond += " AND attribute_not_exists(#al)"
+		} else {
+			cond += " AND #al = :was"
+			values[":was"] = &types.AttributeValueMemberS{Value: cl.Was}
+		}
+		cond += " AND " + count + " >= :lvl"
+		values[":lvl"] = number(cl.Level - amount)
+		sets = append(sets, "#al = :mark")
+	}
+	if len(sets) > 0 {
+		update += " SET " + strings.Join(sets, ", ")
 	}
 	if c.Closes != "" {
 		// The settlement and a refund both remove the hold under this condition: one of them.
@@ -281,6 +304,9 @@ func (s *Store) chargeRefused(ctx context.Context, id string, c billing.Charge, 
 	}
 	if _, ok := item[attrHolds]; c.Opens != "" && !ok {
 		return errNoHolds
+	}
+	if c.Claim != nil && c.Fits(u) && !c.Claim.Holds(u, c) {
+		return billing.ErrClaimLost
 	}
 	return billing.ErrInsufficient
 }

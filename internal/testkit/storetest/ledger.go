@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,7 @@ func RunLedger(t *testing.T, newStores func(t *testing.T) LedgerStores) {
 		{"a settled reservation is never refunded", ledgerSettledNotRefunded},
 		{"settlements racing refunds bill each request exactly once", ledgerRefundRace},
 		{"a reservation beyond the admitted one (a hedge) is a hold of its own, counted in no window", ledgerReserveHeld},
+		{"concurrent settlements across budget thresholds announce each exactly once", ledgerThresholdsOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStores(t)) })
@@ -472,5 +474,63 @@ func ledgerReserveHeld(t *testing.T, s LedgerStores) {
 	}
 	if u := mustUser(t, s.Users, "u1"); u.PointsUsed != 0 || len(u.Holds) != 0 {
 		t.Errorf("after the refunds and a late release: %d points used, holds %v; want 0 and none", u.PointsUsed, u.Holds)
+	}
+}
+
+func ledgerThresholdsOnce(t *testing.T, s LedgerStores) {
+	// Two ledgers stand for two instances (Lambda environments), each with its own cache of
+	// the user; 40 requests of 1 point each against 40 points cross 50, 80 and 100 %.
+	mustCreateUser(t, s.Users, ledgerUser(40, false, 0))
+	var mu sync.Mutex
+	var crossed []billing.Crossing
+	ledgers := make([]*ledger.Ledger, 2)
+	for i := range ledgers {
+		ledgers[i] = newLedger(t, s)
+		ledgers[i].Crossed = func(_ context.Context, c billing.Crossing) {
+			mu.Lock()
+			crossed = append(crossed, c)
+			mu.Unlock()
+		}
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			l := ledgers[i%2]
+			r, err := l.Admit(ctx, roomy, []*catalog.Model{ledgerCheap}, billing.Estimate{}, ledgerNow)
+			if err != nil {
+				t.Errorf("Admit: %v", err)
+				return
+			}
+			bill := r.Bill(ledgerCheap, &billing.Usage{})
+			if err := l.Settle(ctx, r, &bill, nil); err != nil {
+				t.Errorf("Settle: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	// The last settlements may have decided on a cache that was behind: one more request on each
+	// instance, refused at 100 %, reads the record and announces what is left, and nothing twice.
+	for _, l := range ledgers {
+		r, err := l.Reserve(ctx, roomy, []*catalog.Model{ledgerCheap}, billing.Estimate{}, ledgerNow)
+		if err == nil {
+			err = l.Settle(ctx, r, nil, nil)
+		}
+		if err != nil && !isKind(err, fault.QuotaExceeded) {
+			t.Errorf("a last request: %v", err)
+		}
+	}
+	got := map[int]int{}
+	for _, c := range crossed {
+		got[c.Threshold]++
+		if c.UserID != "u1" || c.Dollars || c.Limit != 40 || c.Spend < (40*int64(c.Threshold)+99)/100 || c.Spend > 40 || !c.PeriodStart.Equal(ledgerUser(40, false, 0).PeriodStart) {
+			t.Errorf("crossing %+v", c)
+		}
+	}
+	if want := map[int]int{50: 1, 80: 1, 100: 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("announced thresholds %v, want each of 50, 80, 100 exactly once", got)
+	}
+	if u := mustUser(t, s.Users, "u1"); u.PointsUsed != 40 || u.PointsAlerted != billing.Mark(u.PeriodStart, 100) {
+		t.Errorf("user after the thresholds: used %d, mark %q", u.PointsUsed, u.PointsAlerted)
 	}
 }

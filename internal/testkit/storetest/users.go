@@ -35,6 +35,8 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"an uncapped charge may go negative or past the cap", usersChargeUncapped},
 		{"an admin edit racing charges loses none of them", usersUpdateRacingCharges},
 		{"50 concurrent reservations with room for 10 hold exactly 10", usersConcurrentReserve},
+		{"budget thresholds round-trip: unset, none, and set apart", usersThresholdsRoundTrip},
+		{"a threshold claim is won with its charge once, and refused writing nothing", usersThresholdClaim},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,5 +244,69 @@ func usersConcurrentReserve(t *testing.T, s billing.Store) {
 	}
 	if got := mustUser(t, s, "u1").PointsUsed; got != 40 {
 		t.Errorf("points used %d, want 40", got)
+	}
+}
+
+func usersThresholdsRoundTrip(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	for id, th := range map[string][]int{"unset": nil, "none": {}, "set": {25, 90}} {
+		u := userFixture(id)
+		u.BudgetThresholds = th
+		mustCreateUser(t, s, u)
+		got := mustUser(t, s, id)
+		if (got.BudgetThresholds == nil) != (th == nil) || !reflect.DeepEqual(got.Thresholds(), u.Thresholds()) {
+			t.Errorf("%s: BudgetThresholds read back %#v, want %#v", id, got.BudgetThresholds, th)
+		}
+		// An admin edit of another field keeps them.
+		got, err := s.UpdateUser(ctx, id, func(u *billing.User) error { u.MonthlyPoints++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = mustUser(t, s, id); (got.BudgetThresholds == nil) != (th == nil) || !reflect.DeepEqual(got.Thresholds(), u.Thresholds()) {
+			t.Errorf("%s: after an update BudgetThresholds read back %#v, want %#v", id, got.BudgetThresholds, th)
+		}
+	}
+}
+
+func usersThresholdClaim(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	u := userFixture("u1") // 7 of 100 points used
+	mustCreateUser(t, s, u)
+	mark := billing.Mark(userPeriod, 50)
+	// The count does not reach the level with this charge: refused, nothing written.
+	claim := &billing.Claim{Mark: mark, Level: 50}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 42, Claim: claim}); !errors.Is(err, billing.ErrClaimLost) {
+		t.Fatalf("a claim below its level = %v, want ErrClaimLost", err)
+	}
+	if got := mustUser(t, s, "u1"); got.PointsUsed != 7 || got.PointsAlerted != "" {
+		t.Fatalf("a refused claim wrote: %+v", got)
+	}
+	// Reaching it: the charge and the mark in one write.
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 43, Claim: claim}); err != nil {
+		t.Fatalf("a claim reaching its level: %v", err)
+	}
+	if got := mustUser(t, s, "u1"); got.PointsUsed != 50 || got.PointsAlerted != mark {
+		t.Fatalf("after the won claim: used %d, mark %q; want 50 and %q", got.PointsUsed, got.PointsAlerted, mark)
+	}
+	// The same claim again (another settlement that read the record before): lost.
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1, Claim: claim}); !errors.Is(err, billing.ErrClaimLost) {
+		t.Fatalf("a second claim of a taken threshold = %v, want ErrClaimLost", err)
+	}
+	// The dollar budget's mark is its own, and a claim decided on the taken mark holds.
+	dollars := &billing.Claim{Dollars: true, Mark: billing.Mark(userPeriod, 80), Level: 20_000_000}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Micros: 20_000_000, Claim: dollars}); err != nil {
+		t.Fatalf("a dollar claim: %v", err)
+	}
+	next := &billing.Claim{Was: mark, Mark: billing.Mark(userPeriod, 100), Level: 100}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 50, Claim: next}); err != nil {
+		t.Fatalf("the next points claim: %v", err)
+	}
+	got := mustUser(t, s, "u1")
+	if got.PointsUsed != 100 || got.PointsAlerted != next.Mark || got.BudgetAlerted != dollars.Mark || got.SpendMicros != 21_234_567 {
+		t.Errorf("after the claims: %+v", got)
+	}
+	// A claim never lets a stale period through.
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod.AddDate(0, 1, 0), Points: 1, Claim: &billing.Claim{Mark: "x"}}); !errors.Is(err, billing.ErrStalePeriod) {
+		t.Errorf("a claim for another period = %v, want ErrStalePeriod", err)
 	}
 }
