@@ -73,6 +73,8 @@ func FromEvent(e event.Event) Entry {
 		ScopeID  string       `json:"scopeId"`
 		Cause    string       `json:"cause"`
 		EP       string       `json:"endpointId"`
+		Budget   string       `json:"budget"`
+		Percent  int          `json:"threshold"`
 	}
 	_ = json.Unmarshal(e.Data, &common) // absent fields stay empty
 	common.Failed, common.Next = onProvider(common.Failed, common.FailedOn), onProvider(common.Next, common.NextOn)
@@ -98,6 +100,9 @@ func FromEvent(e event.Event) Entry {
 	case e.Type == event.WebhookEndpointDisabled:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "operations", "disabled"
 		en.Description = fmt.Sprintf("Webhook endpoint %s disabled by the gateway (%s)", common.EP, common.Reason)
+	case e.Type == event.BudgetThreshold:
+		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "billing", "threshold"
+		en.Description = fmt.Sprintf("User %s reached %d%% of their %s budget", sub.UserID, common.Percent, common.Budget)
 	case e.Type == event.CircuitBreakerOpened:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityCritical, "security", "blocked"
 		en.Description = fmt.Sprintf("Circuit breaker opened for %s %s (%s)", common.Scope, common.ScopeID, common.Cause)

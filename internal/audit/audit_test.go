@@ -29,6 +29,8 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 		{event.ChainExhaustedEvent(event.Exhausted{Models: []string{"a/x", "b/y"}, Attempts: 2, LastModel: "b/y", LastReason: "timeout", Status: 502, Subject: sub}, now),
 			"warning", "availability", "failed", "Every model of the chain failed (last: b/y, timeout); answered 502"},
 		{event.WebhookTestEvent("wh_1", sub, now), "info", "operations", "success", "Test event sent to webhook wh_1"},
+		{event.BudgetThresholdEvent(event.Threshold{Budget: "points", Threshold: 80, Limit: 100, Spend: 80, Subject: sub}, now),
+			"warning", "billing", "threshold", "User " + sub.UserID + " reached 80% of their points budget"},
 		{event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "critical", "security", "blocked", "Circuit breaker opened for key k1 (admin)"},
 		{event.BreakerEvent(false, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "info", "security", "success", "Circuit breaker closed for key k1 (admin)"},
 		{admin, "info", "change_management", "success", "Admin delete of webhook wh_1"},

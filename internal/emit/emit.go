@@ -6,7 +6,9 @@ package emit
 
 import (
 	"context"
+	"time"
 
+	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
@@ -18,4 +20,19 @@ func Subject(ctx context.Context) event.Subject {
 		s.UserID, s.APIKeyID = k.UserID, k.ID
 	}
 	return s
+}
+
+// Thresholds returns the ledger's hook for budget thresholds: each crossing is published as a
+// billing:budget_threshold event about its user, naming the request (from ctx) that reached it.
+func Thresholds(p event.Publisher, now func() time.Time) func(context.Context, billing.Crossing) {
+	return func(ctx context.Context, c billing.Crossing) {
+		s := Subject(ctx)
+		s.UserID = c.UserID
+		th := event.Threshold{Budget: "points", Threshold: c.Threshold, Limit: c.Limit, Spend: c.Spend,
+			PeriodStart: c.PeriodStart, PeriodEnd: c.PeriodEnd, Subject: s}
+		if c.Dollars {
+			th.Budget, th.LimitDollars, th.SpendDollars = "dollars", billing.Dollars(c.Limit), billing.Dollars(c.Spend)
+		}
+		p.Publish(ctx, event.BudgetThresholdEvent(th, now()))
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
+	"github.com/secureai-gateway/gateway/internal/billing"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/emit"
@@ -155,5 +156,27 @@ func TestAnExhaustedChainNamesTheLastDeployment(t *testing.T) {
 	}
 	if !reflect.DeepEqual(d.Models, []string{"anthropic/c"}) || d.Attempts != 2 || d.LastModel != "anthropic/c" || d.LastProvider != "bedrock" || d.LastReason != "timeout" {
 		t.Errorf("data = %+v", d)
+	}
+}
+
+func TestACrossingIsOneBudgetThresholdEvent(t *testing.T) {
+	rec := &recorder{}
+	now := time.Date(2026, 12, 9, 0, 0, 0, 0, time.UTC)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	key := &apikey.Key{ID: "key_1", UserID: "user_1"}
+	ctx := identity.WithRequestID(identity.WithKey(context.Background(), key), "req_1")
+	emit.Thresholds(rec, func() time.Time { return now })(ctx, billing.Crossing{UserID: "user_1", Dollars: true, Threshold: 80,
+		Limit: 25_000_000, Spend: 20_500_000, PeriodStart: start, PeriodEnd: start.AddDate(0, 1, 0)})
+	if len(rec.got) != 1 || rec.got[0].Type != event.BudgetThreshold {
+		t.Fatalf("published %v", rec.got)
+	}
+	var d event.Threshold
+	if err := json.Unmarshal(rec.got[0].Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	want := event.Threshold{Budget: "dollars", Threshold: 80, Limit: 25_000_000, Spend: 20_500_000, LimitDollars: 25, SpendDollars: 20.5,
+		PeriodStart: start, PeriodEnd: start.AddDate(0, 1, 0), Subject: event.Subject{UserID: "user_1", APIKeyID: "key_1", RequestID: "req_1"}, Time: now}
+	if d != want {
+		t.Errorf("data = %+v, want %+v", d, want)
 	}
 }

@@ -46,6 +46,10 @@ const (
 
 	CircuitBreakerOpened Type = "circuit_breaker:opened"
 	CircuitBreakerClosed Type = "circuit_breaker:closed"
+
+	// BudgetThreshold is a user's spend in the period first reaching one of their budget
+	// thresholds: once per threshold, budget and period.
+	BudgetThreshold Type = "billing:budget_threshold"
 )
 
 // Catalog lists every event type, in a stable order.
@@ -53,7 +57,7 @@ func Catalog() []Type {
 	return []Type{ModelFailover, LimitReached, ChainExhausted, WebhookTest, WebhookEndpointDisabled,
 		AdminAPIKeyCreated, AdminAPIKeyUpdated, AdminAPIKeyRevoked,
 		AdminWebhookCreated, AdminWebhookUpdated, AdminWebhookDeleted, AdminWebhookSecretRotated,
-		AdminUserUpdated, AdminConsoleAction, CircuitBreakerOpened, CircuitBreakerClosed}
+		AdminUserUpdated, AdminConsoleAction, CircuitBreakerOpened, CircuitBreakerClosed, BudgetThreshold}
 }
 
 // Known reports whether t is in the catalog.
@@ -268,6 +272,31 @@ func BreakerEvent(open bool, b Breaker, now time.Time) Event {
 	b.Time = orNow(b.Time, now)
 	b.Until = b.Until.UTC()
 	return of(t, b, now)
+}
+
+// Threshold is the data of billing:budget_threshold: the settlement of a request took the user's
+// count in the period (points used, or usage-by-model spend) to Threshold percent of its limit
+// for the first time. Spend counts requests settled and those in flight, as the limits do.
+type Threshold struct {
+	Budget    string `json:"budget"`    // "points" (the monthly allowance) or "dollars" (the usage-by-model budget)
+	Threshold int    `json:"threshold"` // percent of Limit
+	// Limit and Spend are in points, or for "dollars" in micro-dollars (LimitDollars and
+	// SpendDollars give them in dollars).
+	Limit        int64     `json:"limit"`
+	Spend        int64     `json:"spend"`
+	LimitDollars float64   `json:"limitDollars,omitempty"`
+	SpendDollars float64   `json:"spendDollars,omitempty"`
+	PeriodStart  time.Time `json:"periodStart"`
+	PeriodEnd    time.Time `json:"periodEnd"` // the next renewal
+	Subject
+	Time time.Time `json:"time"`
+}
+
+// BudgetThresholdEvent returns the billing:budget_threshold event for th.
+func BudgetThresholdEvent(th Threshold, now time.Time) Event {
+	th.Time = orNow(th.Time, now)
+	th.PeriodStart, th.PeriodEnd = th.PeriodStart.UTC(), th.PeriodEnd.UTC()
+	return of(BudgetThreshold, th, now)
 }
 
 // SubjectOf reads the Subject every data shape carries.

@@ -38,6 +38,8 @@ func emitted(t *testing.T) []event.Event {
 			Reason: "gone", ConsecutiveFailures: 1}, now),
 		event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "key_1", Cause: "admin", Until: now.Add(time.Hour), Subject: sub}, now),
 		event.BreakerEvent(false, event.Breaker{Scope: "user", ScopeID: "user_1", Cause: "admin", Subject: sub}, now),
+		event.BudgetThresholdEvent(event.Threshold{Budget: "dollars", Threshold: 80, Limit: 25_000_000, Spend: 20_000_125, LimitDollars: 25,
+			SpendDollars: 20.000125, PeriodStart: now.AddDate(0, 0, -1), PeriodEnd: now.AddDate(0, 1, -1), Subject: sub}, now),
 	}
 	for _, typ := range event.Catalog() {
 		if !typ.IsAdmin() {
@@ -69,6 +71,7 @@ var wrongValue = map[event.Type]struct {
 	event.WebhookEndpointDisabled: {"reason", "disabled"},
 	event.CircuitBreakerOpened:    {"cause", "policy_violations"},
 	event.CircuitBreakerClosed:    {"scope", "model"},
+	event.BudgetThreshold:         {"threshold", 150},
 	"admin:*":                     {"action", "edit"},
 }
 

@@ -95,6 +95,9 @@ func (d *Deps) Attach(s Stores) error {
 	}
 	if s.Books != nil {
 		d.Ledger = &ledger.Ledger{Store: s.Books, Limits: s.Counter != nil, Biller: d.Billing, HoldMargin: s.HoldMargin}
+		if d.Billing != nil {
+			d.Ledger.Crossed = emit.Thresholds(events, time.Now)
+		}
 	}
 	if s.Breakers != nil {
 		audit := emit.Breakers(events)
