@@ -258,8 +258,7 @@ func usersThresholdsRoundTrip(t *testing.T, s billing.Store) {
 			t.Errorf("%s: BudgetThresholds read back %#v, want %#v", id, got.BudgetThresholds, th)
 		}
 		// An admin edit of another field keeps them.
-		got, err := s.UpdateUser(ctx, id, func(u *billing.User) error { u.MonthlyPoints++; return nil })
-		if err != nil {
+		if _, err := s.UpdateUser(ctx, id, func(u *billing.User) error { u.MonthlyPoints++; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if got = mustUser(t, s, id); (got.BudgetThresholds == nil) != (th == nil) || !reflect.DeepEqual(got.Thresholds(), u.Thresholds()) {
