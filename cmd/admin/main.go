@@ -7,7 +7,7 @@
 //	go run ./cmd/admin create-key -table <ApiKeysTable> -users-table <UsersTable> -event-bus <EventBus> -name ops -admin
 //	go run ./cmd/admin create-key -db .secureai/gateway.db -name app -user team-a -per-minute 30 -daily 500 \
 //	    -models openai/gpt-5-nano,anthropic/claude-sonnet-4 -defaults openai/gpt-5-nano,anthropic/claude-sonnet-4
-//	go run ./cmd/admin set-user -db .secureai/gateway.db -id team-a -points 2000 -renewal-day 1 -usage-by-model=true -dollar-limit 50
+//	go run ./cmd/admin set-user -db .secureai/gateway.db -id team-a -points 2000 -renewal-day 1 -usage-by-model=true -dollar-limit 50 -budget-thresholds 50,80,100
 //	go run ./cmd/admin list-keys -db .secureai/gateway.db
 //	go run ./cmd/admin revoke-key -db .secureai/gateway.db -id key_0123456789abcdef
 package main
@@ -22,6 +22,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -319,8 +320,16 @@ func setUser(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmi
 	renewal := fs.Int("renewal-day", 0, "day of the month (1–28, UTC) the allowance renews")
 	ubm := fs.String("usage-by-model", "", "enable usage-by-model billing: true or false")
 	dollars := fs.Float64("dollar-limit", -1, "usage-by-model budget per period, in dollars")
+	thresholds := fs.String("budget-thresholds", "", `percentages of the points allowance or dollar budget announced as billing:budget_threshold, comma-separated (e.g. 50,80,100); "none" for none`)
 	return func(s *keyadmin.Service) error {
 		var p billing.UserPatch
+		if *thresholds != "" {
+			th, err := parseThresholds(*thresholds)
+			if err != nil {
+				return err
+			}
+			p.BudgetThresholds = &th
+		}
 		if *points >= 0 {
 			p.MonthlyPoints = points
 		}
@@ -346,6 +355,23 @@ func setUser(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmi
 		}
 		return printJSON(out, u)
 	}
+}
+
+// parseThresholds reads -budget-thresholds: comma-separated percentages, or "none" (the admin
+// API validates them).
+func parseThresholds(s string) ([]int, error) {
+	th := []int{}
+	if s == "none" {
+		return th, nil
+	}
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("-budget-thresholds: want comma-separated percentages or none, got %q", s)
+		}
+		th = append(th, n)
+	}
+	return th, nil
 }
 
 func parseBool(s string) (bool, error) {

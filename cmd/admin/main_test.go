@@ -25,7 +25,13 @@ func TestTheTeamFlowOnTheEmbeddedStore(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^    sk-[0-9a-f]{64}$`).MatchString(out) {
 		t.Fatalf("create-key did not print the secret:\n%s", out)
 	}
-	cmd("set-user", "-id", "team-a", "-points", "2000", "-renewal-day", "1", "-usage-by-model", "true", "-dollar-limit", "50")
+	if out := cmd("set-user", "-id", "team-a", "-points", "2000", "-renewal-day", "1", "-usage-by-model", "true", "-dollar-limit", "50", "-budget-thresholds", "none"); !strings.Contains(out, `"budgetThresholds": []`) {
+		t.Errorf("set-user -budget-thresholds none:\n%s", out)
+	}
+	var stderr0 bytes.Buffer
+	if err := run(context.Background(), "set-user", []string{"-db", db, "-id", "team-a", "-budget-thresholds", "50,150"}, &stderr0); err == nil || !strings.Contains(err.Error(), "budgetThresholds") {
+		t.Errorf("-budget-thresholds 50,150: %v, want a refusal naming budgetThresholds", err)
+	}
 	out = cmd("create-key", "-name", "app", "-user", "team-a", "-per-minute", "30", "-daily", "500",
 		"-defaults", "openai/gpt-5-nano,anthropic/claude-sonnet-4", "-timeout-ms", "5")
 	id := regexp.MustCompile(`Created key (key_[0-9a-f]+)`).FindStringSubmatch(out)

@@ -37,7 +37,7 @@ func TestTheCLIAndTheAdminAPIKeepTheSameRecords(t *testing.T) {
 		return adminCall(t, api.URL, api.Admin, method, path, body, want)
 	}
 	call("POST", "/admin/api-keys", `{"name": "ops", "admin": true}`, 201)
-	call("PUT", "/admin/users/team-a", `{"monthlyPoints": 2000, "renewalDay": 1, "usageByModel": {"enabled": true, "dollarLimit": 50}}`, 200)
+	call("PUT", "/admin/users/team-a", `{"monthlyPoints": 2000, "renewalDay": 1, "usageByModel": {"enabled": true, "dollarLimit": 50}, "budgetThresholds": [75, 90]}`, 200)
 	app := call("POST", "/admin/api-keys", `{"name": "app", "userId": "team-a", "rateLimit": {"requestsPerMinute": 30}, "dailyLimit": 500,
 		"allowedModels": ["demo/ok", "demo/error-500"], "allowedSMLTPPolicies": ["public"],
 		"failoverDefaults": {"models": ["demo/error-500", "demo/ok"], "timeout_ms": 20000}}`, 201)
@@ -65,7 +65,7 @@ func TestTheCLIAndTheAdminAPIKeepTheSameRecords(t *testing.T) {
 	if opsSecret == nil {
 		t.Fatalf("create-key printed no secret:\n%s", out)
 	}
-	must("set-user", "-id", "team-a", "-points", "2000", "-renewal-day", "1", "-usage-by-model", "true", "-dollar-limit", "50")
+	must("set-user", "-id", "team-a", "-points", "2000", "-renewal-day", "1", "-usage-by-model", "true", "-dollar-limit", "50", "-budget-thresholds", "90,75")
 	out = must("create-key", "-name", "app", "-user", "team-a", "-per-minute", "30", "-daily", "500",
 		"-models", "demo/ok,demo/error-500", "-policies", "public", "-defaults", "demo/error-500,demo/ok", "-timeout-ms", "20000")
 	appID := regexp.MustCompile(`Created key (key_[0-9a-f]+)`).FindStringSubmatch(out)

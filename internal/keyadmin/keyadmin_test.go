@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -452,6 +453,20 @@ func TestUsersBillingRecord(t *testing.T) {
 	}
 	if code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"renewalDay":31}`); code != 400 || out["param"] != "renewalDay" {
 		t.Errorf("renewalDay 31: %d %v, want 400 naming renewalDay", code, out)
+	}
+	if th := u["budgetThresholds"]; !reflect.DeepEqual(th, []any{50.0, 80.0, 100.0}) {
+		t.Errorf("a new user's budgetThresholds %v, want the defaults [50 80 100]", th)
+	}
+	for body, want := range map[string][]any{`{"budgetThresholds":[90,25,90]}`: {25.0, 90.0}, `{"budgetThresholds":[]}`: {}, `{"monthlyPoints":600}`: {}} {
+		code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", body)
+		if th := out["user"].(map[string]any)["budgetThresholds"]; code != 200 || !reflect.DeepEqual(th, want) {
+			t.Errorf("PATCH %s: %d, budgetThresholds %v; want %v", body, code, th, want)
+		}
+	}
+	for _, body := range []string{`{"budgetThresholds":[0]}`, `{"budgetThresholds":[101]}`, `{"budgetThresholds":[1,2,3,4,5,6,7,8,9,10,11]}`, `{"budgetThresholds":"50"}`} {
+		if code, out := e.do(t, e.admin, "PUT", "/admin/users/team-b", body); code != 400 || out["param"] != "budgetThresholds" {
+			t.Errorf("PUT %s: %d %v, want 400 naming budgetThresholds", body, code, out)
+		}
 	}
 }
 

@@ -211,7 +211,10 @@ type userJSON struct {
 		CurrentSpend    float64 `json:"currentSpend"`
 		RemainingBudget float64 `json:"remainingBudget"`
 	} `json:"usageByModel"`
-	CreatedAt time.Time `json:"createdAt"`
+	// BudgetThresholds are the percentages announced as billing:budget_threshold (the defaults
+	// when the user set none; empty: none).
+	BudgetThresholds []int     `json:"budgetThresholds"`
+	CreatedAt        time.Time `json:"createdAt"`
 }
 
 func userView(u *billing.User) userJSON {
@@ -221,5 +224,6 @@ func userView(u *billing.User) userJSON {
 	v.Points.Remaining, v.Points.PeriodStart, v.Points.NextRenewal = u.PointsRemaining(), u.PeriodStart, u.NextRenewal()
 	v.UsageByModel.Enabled, v.UsageByModel.DollarLimit = u.UsageByModel, billing.Dollars(u.DollarLimitMicros)
 	v.UsageByModel.CurrentSpend, v.UsageByModel.RemainingBudget = billing.Dollars(u.SpendMicros), billing.Dollars(u.BudgetRemainingMicros())
+	v.BudgetThresholds = append([]int{}, u.Thresholds()...)
 	return v
 }
