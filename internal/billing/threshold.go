@@ -49,7 +49,8 @@ func (u *User) Thresholds() []int {
 	return u.BudgetThresholds
 }
 
-func (u *User) alerted(dollars bool) *string {
+// Alerted is the mark of the dollar budget (dollars) or of the points allowance.
+func (u *User) Alerted(dollars bool) *string {
 	if dollars {
 		return &u.BudgetAlerted
 	}
@@ -87,7 +88,7 @@ func (cl *Claim) Holds(u *User, c Charge) bool {
 	if cl.Dollars {
 		used = u.SpendMicros + c.Micros
 	}
-	return *u.alerted(cl.Dollars) == cl.Was && used >= cl.Level
+	return *u.Alerted(cl.Dollars) == cl.Was && used >= cl.Level
 }
 
 // Crossing is one threshold a settlement announced.
@@ -121,7 +122,7 @@ func ClaimFor(u *User, c Charge, dollars bool) (*Claim, []Crossing) {
 	if limit <= 0 || !u.PeriodStart.Equal(c.Period) {
 		return nil, nil
 	}
-	was := *u.alerted(dollars)
+	was := *u.Alerted(dollars)
 	done := announced(was, u.PeriodStart)
 	var out []Crossing
 	for _, t := range u.Thresholds() {

@@ -138,7 +138,7 @@ func (c Charge) Apply(u *User) error {
 		u.Holds = c.holds(u.Holds)
 	}
 	if c.Claim != nil {
-		*u.alerted(c.Claim.Dollars) = c.Claim.Mark
+		*u.Alerted(c.Claim.Dollars) = c.Claim.Mark
 	}
 	return nil
 }

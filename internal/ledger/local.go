@@ -45,6 +45,16 @@ func (s Local) Settle(ctx context.Context, userID string, c *billing.Charge, rec
 	if err != nil && c != nil {
 		// Taken back whole: the amounts, and the hold the settlement closed.
 		err = errors.Join(err, s.Users.Charge(ctx, userID, billing.Charge{Period: c.Period, Points: -c.Points, Micros: -c.Micros, Opens: c.Closes, Hold: c.Hold}))
+		if cl := c.Claim; cl != nil {
+			// And the threshold it claimed, so the next settlement reaching it announces it.
+			_, uerr := s.Users.UpdateUser(ctx, userID, func(u *billing.User) error {
+				if m := u.Alerted(cl.Dollars); *m == cl.Mark {
+					*m = cl.Was
+				}
+				return nil
+			})
+			err = errors.Join(err, uerr)
+		}
 	}
 	return err
 }
