@@ -288,6 +288,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitText("#user-keys", "limited key"), waitText("#user-keys", "2 / 2"), waitText("#user-keys", "resets"),
 		chromedp.WaitVisible(css("#user-keys .count.full")))
 	shot("users")
+	// Its budget thresholds: the defaults, changed through the panel (sorted by the API), and an
+	// invalid one refused naming the field.
+	run("budget thresholds", waitFor(`document.getElementById("user-thr").value === "50, 80, 100"`),
+		chromedp.SetValue(id("user-thr"), "90, 40"), chromedp.Click(css(`#user-thr-form button[type="submit"]`)),
+		waitFor(`document.getElementById("user-thr").value === "40, 90"`), waitText("#user-thr-events", "No threshold reached lately"),
+		chromedp.SetValue(id("user-thr"), "150"), chromedp.Click(css(`#user-thr-form button[type="submit"]`)),
+		waitText("#user-thr-error", "budgetThresholds"))
 	run("unknown user", chromedp.SetValue(id("user-id"), "nobody-here"), chromedp.Click(css(`#user-form button[type="submit"]`)),
 		waitText("#user-error", "nobody-here"))
 

@@ -326,6 +326,7 @@ async function showUser(append) {
       ["Points renew", `${fmtTime(p.nextRenewal)} (day ${p.renewalDay} of each month)`],
       ["Usage by model", m.enabled ? "enabled" : "off"],
       ["Budget (USD)", `${m.currentSpend.toFixed(2)} spent of ${m.dollarLimit.toFixed(2)} (${m.remainingBudget.toFixed(2)} left)`]], "");
+    await showThresholds(id, u.budgetThresholds || []);
   }
   const q = new URLSearchParams({ userId: id, limit: String(PAGE) });
   if (append && userCursor) q.set("cursor", userCursor);
@@ -338,6 +339,29 @@ async function showUser(append) {
     u.name, win(u.rate_limit.requests_per_minute), win(u.rate_limit.requests_per_hour), win(u.daily), win(u.monthly)]),
   "This user has no keys.");
 }
+// showThresholds is the user's budget thresholds, editable, and the crossings announced lately
+// (the billing:budget_threshold entries of the audit log).
+async function showThresholds(id, thresholds) {
+  $("user-thr").value = thresholds.join(", ");
+  $("user-thr-title").hidden = false; $("user-thr-form").hidden = false; $("user-thr-error").textContent = "";
+  const q = new URLSearchParams({ type: "billing:budget_threshold", userId: id, limit: "20" });
+  const d = await api("GET", "admin/audit-logs?" + q);
+  table("user-thr-events", ["When", "Budget", "Threshold", "Spend of limit"], (d.logs || []).map((e) => {
+    const x = e.metadata?.data || {};
+    const spend = x.budget === "dollars" ? `$${(x.spendDollars || 0).toFixed(2)} of $${(x.limitDollars || 0).toFixed(2)}` : `${x.spend} of ${x.limit} points`;
+    return [fmtTime(e.timestamp), x.budget, `${x.threshold} %`, spend];
+  }), "No threshold reached lately.");
+}
+$("user-thr-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const id = $("user-id").value.trim();
+  const list = $("user-thr").value.split(",").map((v) => v.trim()).filter((v) => v !== "").map(Number);
+  try {
+    const d = await api("PATCH", "admin/users/" + encodeURIComponent(id), { budgetThresholds: list });
+    await showThresholds(id, d.user.budgetThresholds || []);
+  } catch (e) { if (e.status !== 401) $("user-thr-error").textContent = e.message; }
+});
+
 // win is one window's cell: used of limit, marked near (≥ 80 %) or at the limit, with its reset.
 function win(w) {
   const cell = el("span", {}, el("span", { class: "count" }, w.limit === null ? `${w.used} (no limit)` : `${w.used} / ${w.limit}`),
@@ -351,6 +375,7 @@ $("user-form").addEventListener("submit", (ev) => {
   showUser().catch((e) => {
     if (e.status === 401) return;
     $("user-view").replaceChildren(); $("user-keys").replaceChildren(); $("user-keys-title").hidden = true; $("user-keys-more").hidden = true;
+    $("user-thr-events").replaceChildren(); $("user-thr-title").hidden = true; $("user-thr-form").hidden = true;
     $("user-error").textContent = e.message;
   });
 });
