@@ -400,9 +400,9 @@ func (l *Ledger) cached(id string) (billing.User, bool) {
 	return c.user, ok
 }
 
-// note applies a charge this process wrote to its cached record of user id, so the record it
-// decides threshold claims on keeps up with its own requests between reads; a charge that does
-// not apply to it (the record changed elsewhere) drops it.
+// note applies the amounts (and threshold mark) of a charge this process wrote to its cached
+// record of user id, so the record it decides threshold claims on keeps up with its own requests
+// between reads; a charge that does not apply to it (the record's period changed) drops it.
 func (l *Ledger) note(id string, c billing.Charge) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -410,7 +410,9 @@ func (l *Ledger) note(id string, c billing.Charge) {
 	if !ok {
 		return
 	}
-	c.Capped = false // written already: its caps were checked by the store
+	// Written already: its caps were checked by the store. The view needs the counts and marks,
+	// not the holds: leaving them out spares a copy of the holds map per request.
+	c.Capped, c.Opens, c.Closes = false, "", ""
 	if err := c.Apply(&cu.user); err != nil {
 		delete(l.users, id)
 		return
