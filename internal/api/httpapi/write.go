@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -104,7 +105,7 @@ func (s *SSE) Event(name string, payload []byte) error {
 	if _, err := s.w.Write(eventPrefix); err != nil {
 		return err
 	}
-	if _, err := s.w.Write([]byte(name)); err != nil {
+	if _, err := io.WriteString(s.w, name); err != nil {
 		return err
 	}
 	if _, err := s.w.Write(eventEnd); err != nil {

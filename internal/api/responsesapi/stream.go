@@ -130,7 +130,8 @@ func (e *events) chunk(data []byte) error {
 	}
 	for _, c := range d.Calls {
 		if e.open != functionCall || c.Index != e.tool {
-			if err := e.begin(functionCall, "fc_", chatanswer.ToolCall{ID: c.ID, Name: c.Name}); err != nil {
+			// Kept until the call's done events: cloned from the chunk, which the next one reuses.
+			if err := e.begin(functionCall, "fc_", chatanswer.ToolCall{ID: strings.Clone(c.ID), Name: strings.Clone(c.Name)}); err != nil {
 				return err
 			}
 			e.tool = c.Index
