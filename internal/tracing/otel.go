@@ -2,9 +2,11 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
@@ -36,7 +38,20 @@ type otelTracer struct {
 }
 
 func newOTel(ctx context.Context, c Config) (*otelTracer, error) {
-	exp, err := otlptracehttp.New(ctx) // configured by the OTEL_EXPORTER_OTLP_* variables
+	// Configured by the OTEL_EXPORTER_OTLP_* variables; an option here overrides them.
+	var opts []otlptracehttp.Option
+	if c.Endpoint != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(c.Endpoint))
+	}
+	if c.SigV4 {
+		if c.Credentials == nil || c.Region == "" {
+			return nil, errors.New("signing OTLP exports (SECUREAI_TRACES_SIGV4) needs AWS credentials and a region (AWS_REGION)")
+		}
+		opts = append(opts, otlptracehttp.WithHTTPClient(&http.Client{
+			Transport: &sigV4Transport{base: http.DefaultTransport, creds: c.Credentials, region: c.Region, signer: v4.NewSigner()},
+		}))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ type Env struct {
 	SkipUnhealthy  bool           // SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say, default false
 	ReadBudget     int            // SECUREAI_READ_BUDGET_PER_MINUTE: each key's requests a minute to the reading routes
 	HoldMargin     time.Duration  // SECUREAI_HOLD_MARGIN: how long past its deadline an unsettled reservation is refunded
-	Tracing        tracing.Config // OTEL_EXPORTER_OTLP_* and SECUREAI_TRACE_CONTENT: off unless an OTLP endpoint is set
+	Tracing        tracing.Config // OTEL_EXPORTER_OTLP_*, SECUREAI_TRACES and SECUREAI_TRACE_CONTENT: off unless an OTLP endpoint is set
 	StatsFlush     time.Duration  // SECUREAI_REQUEST_STATS_FLUSH: how often request counts are written, default 1m
 }
 
