@@ -65,7 +65,9 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	if c.Response.Native {
 		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
 	} else {
-		b = appendMessage(nil, messageID(r), c.Served, c.Response.Body, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped))
+		sec := openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
+		// The message is about the size of the completion and the report: one allocation.
+		b = appendMessage(make([]byte, 0, len(c.Response.Body)+len(sec)+256), messageID(r), c.Served, c.Response.Body, sec)
 	}
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)

@@ -67,7 +67,8 @@ func (h *Handler) Responses(w http.ResponseWriter, r *http.Request) error {
 		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
 	} else {
 		obj.model, obj.secureai = c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
-		b = obj.appendWhole(nil, c.Response.Body)
+		// The Response object is the completion, the report and the request's echo: one allocation.
+		b = obj.appendWhole(make([]byte, 0, len(c.Response.Body)+len(obj.secureai)+obj.echo.size()+1024), c.Response.Body)
 	}
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)
