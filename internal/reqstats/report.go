@@ -28,10 +28,10 @@ type CountsView struct {
 
 // BucketView is one bucket as the API shows it.
 type BucketView struct {
-	Start   time.Time  `json:"start"`
-	Total   int64      `json:"total"`
-	Served  int64      `json:"served"`
-	Failed  int64      `json:"failed"`
+	Start     time.Time  `json:"start"`
+	Total     int64      `json:"total"`
+	Served    int64      `json:"served"`
+	Failed    int64      `json:"failed"`
 	OpenAI    CountsView `json:"openai"`
 	Classic   CountsView `json:"classic"`
 	Messages  CountsView `json:"messages"`

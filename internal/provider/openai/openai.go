@@ -23,7 +23,7 @@ type Provider struct {
 	// responses is the provider's Responses API, where /v1/responses requests pass through; ""
 	// when it serves none (they are translated to Chat Completions).
 	responses string
-	http     provider.HTTPCaller
+	http      provider.HTTPCaller
 	// header and streamHeader are sent on every plain and streamed call.
 	header, streamHeader http.Header
 }
