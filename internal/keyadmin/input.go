@@ -66,6 +66,8 @@ const (
 	maxNameLen = 200
 	// maxCount bounds day and month limits: any real allowance, far from overflow.
 	maxCount = 1_000_000_000
+	// maxExpiryYear is the last year of RFC 3339 (and of JSON times) in UTC.
+	maxExpiryYear = 9999
 )
 
 var userIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:+-]{1,128}$`)
@@ -110,6 +112,11 @@ func (s *Service) validate(in KeyInput, now time.Time) (validated, error) {
 	}
 	if in.ExpiresAt.Set && !in.ExpiresAt.Null && !in.ExpiresAt.V.After(now) {
 		return v, fault.Invalid("expiresAt", "expiresAt must be in the future (revoke a key to stop it now)")
+	}
+	// A key's expiry is kept and shown in UTC, where RFC 3339 stops at year 9999: an offset can
+	// carry 9999-12-31T23:59:59-01:00 past it.
+	if in.ExpiresAt.Set && !in.ExpiresAt.Null && in.ExpiresAt.V.UTC().Year() > maxExpiryYear {
+		return v, fault.Invalid("expiresAt", fmt.Sprintf("expiresAt must be no later than %d-12-31T23:59:59Z (send null for a key that does not expire)", maxExpiryYear))
 	}
 	// An empty list would read as "none" to one reader and "every" to another: SPEC 7 refuses it.
 	if in.AllowedModels.Set && !in.AllowedModels.Null && len(in.AllowedModels.V) == 0 {

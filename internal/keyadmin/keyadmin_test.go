@@ -195,6 +195,8 @@ func TestEveryFieldIsValidatedNamingTheField(t *testing.T) {
 		{"requestsPerMinute over 1000", `{"name":"a","rateLimit":{"requestsPerMinute":1001}}`, "rateLimit.requestsPerMinute"},
 		{"requestsPerHour over 10000", `{"name":"a","rateLimit":{"requestsPerHour":10001}}`, "rateLimit.requestsPerHour"},
 		{"expiresAt in the past", `{"name":"a","expiresAt":"2020-01-01T00:00:00Z"}`, "expiresAt"},
+		// Issue 34 item 10: year 10000 in UTC cannot be stored or shown as RFC 3339.
+		{"expiresAt past year 9999 in UTC", `{"name":"a","expiresAt":"9999-12-31T23:59:59-01:00"}`, "expiresAt"},
 		{"allowedModels unknown", `{"name":"a","allowedModels":["openai/gpt-5-nano","acme/nope"]}`, "allowedModels[1]"},
 		// SPEC 7: an empty list is refused (null allows every model, or the default policies).
 		{"allowedModels empty", `{"name":"a","allowedModels":[]}`, "allowedModels"},
@@ -285,6 +287,11 @@ func TestUpdateIsPartialAndSaysWhenItPropagates(t *testing.T) {
 	}
 	if code, _ := e.do(t, e.admin, "PUT", "/admin/api-keys/key_missing", `{"name":"x"}`); code != 404 {
 		t.Errorf("update of an unknown key: %d, want 404", code)
+	}
+	// Issue 34 item 10: a time past year 9999 in UTC is a 400 naming expiresAt, not a 500 from
+	// storing or showing it.
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, `{"expiresAt":"9999-12-31T23:59:59-01:00"}`); code != 400 || out["param"] != "expiresAt" {
+		t.Errorf("expiresAt in year 10000 UTC: %d %v, want 400 naming expiresAt", code, out)
 	}
 }
 
