@@ -72,6 +72,12 @@ const (
 
 var userIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:+-]{1,128}$`)
 
+// validUserID reports whether id may name a user: 1 to 128 letters, digits or . _ @ : + -, and
+// not a path segment of its own (. or ..), which a URL path or a log could not tell from one.
+func validUserID(id string) bool {
+	return userIDPattern.MatchString(id) && id != "." && id != ".."
+}
+
 // validated is a KeyInput checked against the catalog, with failoverDefaults clamped.
 type validated struct {
 	in       KeyInput
@@ -90,8 +96,8 @@ func (s *Service) validate(in KeyInput, now time.Time) (validated, error) {
 	if in.Admin.Set && in.Admin.Null {
 		return v, fault.Invalid("admin", "admin must be true or false")
 	}
-	if in.UserID.Set && !in.UserID.Null && (!userIDPattern.MatchString(in.UserID.V) || in.UserID.V == "." || in.UserID.V == "..") {
-		return v, fault.Invalid("userId", "userId must be 1 to 128 letters, digits or . _ @ : + -")
+	if in.UserID.Set && !in.UserID.Null && !validUserID(in.UserID.V) {
+		return v, fault.Invalid("userId", "userId must be 1 to 128 letters, digits or . _ @ : + -, and not . or ..")
 	}
 	if in.BillingMode.Set && !in.BillingMode.Null && !in.BillingMode.V.Valid() {
 		return v, fault.Invalid("billingMode", fmt.Sprintf("billingMode must be %q or %q", apikey.UserCompletions, apikey.UsageByModel))

@@ -460,6 +460,18 @@ func TestUsersBillingRecord(t *testing.T) {
 	if code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"renewalDay":31}`); code != 400 || out["param"] != "renewalDay" {
 		t.Errorf("renewalDay 31: %d %v, want 400 naming renewalDay", code, out)
 	}
+	// Issue 34 item 10: the path's id is decoded (%2E%2E is ..), and no user is named like a
+	// path segment, as no key's userId may be.
+	for _, id := range []string{"%2E%2E", "%2e", "a%20b"} {
+		if code, out := e.do(t, e.admin, "PUT", "/admin/users/"+id, `{"monthlyPoints":5}`); code != 400 || out["param"] != "id" {
+			t.Errorf("PUT /admin/users/%s: %d %v, want 400 naming id", id, code, out)
+		}
+	}
+	for _, id := range []string{"..", ".", "a b"} {
+		if _, err := e.store.User(context.Background(), id); !errors.Is(err, billing.ErrNotFound) {
+			t.Errorf("user %q was created (%v)", id, err)
+		}
+	}
 }
 
 func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {

@@ -381,8 +381,8 @@ func (s *Service) User(ctx context.Context, id string) (*billing.User, error) {
 
 // SetUser applies p to the user, creating the user with the defaults first if unknown.
 func (s *Service) SetUser(ctx context.Context, id string, p billing.UserPatch) (*billing.User, error) {
-	if !userIDPattern.MatchString(id) {
-		return nil, fault.Invalid("id", "a user id is 1 to 128 letters, digits or . _ @ : + -")
+	if !validUserID(id) {
+		return nil, fault.Invalid("id", "a user id is 1 to 128 letters, digits or . _ @ : + -, and not . or ..")
 	}
 	now := s.now()
 	if err := p.Apply(&billing.User{}, now); err != nil {
