@@ -343,9 +343,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitFor(`(() => { if ([...document.querySelectorAll("#wh-deliveries tbody tr")].some(r => r.cells[3].textContent === "failed" && r.cells[4].textContent === "503" && r.cells[6].textContent !== "—")) return true;
 			[...document.querySelectorAll("#wh-table tbody tr")].find(r => r.cells[0].textContent.endsWith("/down")).querySelector("button").click(); return false; })()`))
 	shot("webhooks")
-	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "user_browser"),
+	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "team-console"),
 		chromedp.SetValue(id("br-type"), "user"), chromedp.SendKeys(id("br-reason"), "browser test"),
-		chromedp.Click(css(`#br-form button[type="submit"]`)), waitText("#br-table", "user:user_browser"))
+		chromedp.Click(css(`#br-form button[type="submit"]`)), waitText("#br-table", "user:team-console"))
 	shot("breakers")
 
 	// A session that ends sends the operator back to the sign-in form, saying so. (An admin
