@@ -8,12 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/printable"
 )
 
 // Opt is a field of a partial update: absent (Set false), null (Null true: clear it — back to its
@@ -90,7 +89,7 @@ func (s *Service) validate(in KeyInput, now time.Time) (validated, error) {
 	if in.Name.Set && (in.Name.Null || in.Name.V == "" || len(in.Name.V) > maxNameLen) {
 		return v, fault.Invalid("name", fmt.Sprintf("name must be 1 to %d characters", maxNameLen))
 	}
-	if in.Name.Set && !printable(in.Name.V) {
+	if in.Name.Set && !printable.Text(in.Name.V) {
 		return v, fault.Invalid("name", "name must be printable text: no control characters, NUL or bidirectional overrides")
 	}
 	if in.Admin.Set && in.Admin.Null {
@@ -244,19 +243,4 @@ func distinct(names []string) []string {
 		}
 	}
 	return out
-}
-
-// printable reports whether s is valid UTF-8 with no control character (NUL included) and no
-// bidirectional formatting character, which could make a name read differently in a listing or a
-// log than it is.
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return false
-		}
-	}
-	return true
 }
