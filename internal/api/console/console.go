@@ -7,10 +7,15 @@ package console
 
 import (
 	"embed"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/fault"
 
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -79,7 +84,7 @@ func (cn *Console) Handler() http.Handler {
 		w.WriteHeader(http.StatusFound)
 	})
 	mux.Handle("GET /console/{$}", serveFile(static, "index.html"))
-	mux.Handle("GET /console/assets/", http.StripPrefix("/console/assets/", http.FileServerFS(static)))
+	mux.Handle("GET /console/assets/{name}", serveAsset(static))
 	mux.HandleFunc("POST /console/session", cn.signIn)
 	mux.HandleFunc("GET /console/session", cn.whoAmI)
 	mux.HandleFunc("DELETE /console/session", cn.signOut)
@@ -87,7 +92,21 @@ func (cn *Console) Handler() http.Handler {
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "Not found", "no console route "+r.Method+" "+r.URL.Path)
 	})
-	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusForbidden, "Access denied",
+			"cross-origin request refused: the console takes changes only from its own pages")
+	}))
+	// A path not in canonical form (or one only a slash added would match: /console/api) is a
+	// 404 here too, not the ServeMux's redirect (for ../ segments, a Location outside the console).
+	render := func(string) httpapi.Render { return renderFault }
+	return securityHeaders(httpapi.Canonical(render, cop.Handler(httpapi.NoRedirect(mux, render))))
+}
+
+// renderFault answers err in the console's envelope.
+func renderFault(w http.ResponseWriter, r *http.Request, err error) {
+	f := fault.From(err)
+	writeError(w, r, httpapi.Status(f), f.Title, f.Message)
 }
 
 // ContentSecurityPolicy allows the console's own files and nothing else: no inline script or
@@ -104,6 +123,35 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		next.ServeHTTP(w, r)
+	})
+}
+
+// serveAsset serves the file of fsys the last segment of the path names, and answers anything
+// else — a folder, a name that is not there, a dot segment however encoded — with a JSON 404: no
+// listing, no redirect (a FileServer redirects a folder or …/index.html to its canonical name).
+func serveAsset(fsys fs.FS) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		notFound := func() {
+			writeError(w, r, http.StatusNotFound, "Not found", "no console file "+fault.Clip(name, 256))
+		}
+		if !fs.ValidPath(name) || strings.Contains(name, "/") {
+			notFound()
+			return
+		}
+		f, err := fsys.Open(name)
+		if err != nil {
+			notFound()
+			return
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		content, seekable := f.(io.ReadSeeker)
+		if err != nil || info.IsDir() || !seekable {
+			notFound()
+			return
+		}
+		http.ServeContent(w, r, name, info.ModTime(), content)
 	})
 }
 

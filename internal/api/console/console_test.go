@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -350,6 +351,41 @@ func TestCrossOriginChangesAreRefused(t *testing.T) {
 	f.h.ServeHTTP(w, req)
 	if w.Code != http.StatusForbidden || len(f.rec.calls) != 0 {
 		t.Errorf("a cross-site POST: %d, %d calls reached the API", w.Code, len(f.rec.calls))
+	}
+	// Issue 34 item 10: the refusal is in the envelope every console answer takes.
+	if !isEnvelope(w, "cross-origin") {
+		t.Errorf("a cross-site POST: %s %q, want the JSON envelope saying why", w.Header().Get("Content-Type"), w.Body)
+	}
+}
+
+// isEnvelope reports whether w is a JSON error in the classic envelope whose message says want.
+func isEnvelope(w *httptest.ResponseRecorder, want string) bool {
+	var body struct {
+		Success *bool  `json:"success"`
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	err := json.Unmarshal(w.Body.Bytes(), &body)
+	return err == nil && w.Header().Get("Content-Type") == "application/json" && body.Success != nil && !*body.Success &&
+		body.Error != "" && strings.Contains(body.Message, want)
+}
+
+// Issue 34 item 10: the console serves its own files and nothing else; any other name under
+// assets/ — a folder, a dot segment however encoded, a file that is not there — is a JSON 404,
+// never a redirect or a listing.
+func TestAssetsAreItsFilesOnly(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/console/assets/app.js", "/console/assets/style.css", "/console/assets/index.html"} {
+		if w := f.do("GET", "http://127.0.0.1"+target, "", nil); w.Code != http.StatusOK || w.Body.Len() == 0 {
+			t.Errorf("GET %s: %d", target, w.Code)
+		}
+	}
+	for _, target := range []string{"/console/assets/", "/console/assets/%2e%2e", "/console/assets/..%2findex.html", "/console/assets/nope.js",
+		"/console/assets/app.js/", "/console/assets/../../../etc/passwd", "/console/assets/.", "/console/assets/index.html/x", "/console/api", "//console/"} {
+		w := f.do("GET", "http://127.0.0.1"+target, "", nil)
+		if w.Code != http.StatusNotFound || w.Header().Get("Location") != "" || !isEnvelope(w, "") {
+			t.Errorf("GET %s: %d Location %q %s %q, want a 404 in the JSON envelope", target, w.Code, w.Header().Get("Location"), w.Header().Get("Content-Type"), w.Body)
+		}
 	}
 }
 
