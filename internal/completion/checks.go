@@ -254,7 +254,7 @@ func (c *Call) quote(ctx context.Context, dry *policycheck.Inputs) error {
 		return nil
 	}
 	q, err := b.Quote(ctx, c.key, c.models, c.estimate())
-	if q.User != nil && q.Mode == apikey.UserCompletions && !q.BillingFallback {
+	if q.User != nil && q.Mode == apikey.UserCompletions && !q.BillingFallback && q.User.HasQuota() {
 		left := int(q.User.PointsRemaining())
 		dry.PointsRemaining = &left
 	}

@@ -136,3 +136,26 @@ func TestTheBootstrapAdminKeyHasNoLimits(t *testing.T) {
 		}
 	}
 }
+
+// Issue 34 item 13: make run's admin key has no limits, and its user no quota: a newcomer's calls
+// are not refused with a 402 after the default 1 000 points, and /usage shows no limit.
+func TestTheBootstrapKeyIsNeverOutOfPoints(t *testing.T) {
+	cat, up := gatewaykit.Fakes(t, "")
+	cat.Models["fake/ok"].Points = 600 // two calls pass the default 1 000 points a month
+	g := gatewaykit.Serve(t, cat, gatewaykit.Env(), gatewaykit.WithUpstream(up))
+	for i := range 2 {
+		if status, _, body := g.Call(t, "POST", "/v1/chat/completions", g.Admin, gatewaykit.ChatBody(`"model":"fake/ok"`)); status != 200 {
+			t.Fatalf("call %d: %d %s", i+1, status, body.Raw)
+		}
+	}
+	status, _, usage := g.Call(t, "GET", "/usage", g.Admin, "")
+	if status != 200 || usage.Get("points.monthly_limit").Type != gjson.Null || usage.Get("points.remaining").Type != gjson.Null ||
+		usage.Get("points.used").Int() != 1200 {
+		t.Errorf("usage %d %s, want no limit (null) and the 1200 points used", status, usage.Raw)
+	}
+	// A key an admin makes for another user still gets the default quota.
+	other := g.NewKey(t, `{"name":"app","userId":"team"}`)
+	if _, _, usage := g.Call(t, "GET", "/usage", other, ""); usage.Get("points.monthly_limit").Int() != 1000 {
+		t.Errorf("another user's usage %s, want the default 1000 points", usage.Raw)
+	}
+}

@@ -460,6 +460,19 @@ func TestUsersBillingRecord(t *testing.T) {
 	if code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"renewalDay":31}`); code != 400 || out["param"] != "renewalDay" {
 		t.Errorf("renewalDay 31: %d %v, want 400 naming renewalDay", code, out)
 	}
+	// A null allowance lifts the quota (shown as null, as the bootstrap admin's user has it); a
+	// number sets one again.
+	code, out = e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"monthlyPoints":null}`)
+	if pts, _ := out["user"].(map[string]any)["points"].(map[string]any); code != 200 || pts["monthlyAllowance"] != nil || pts["remaining"] != nil {
+		t.Errorf("monthlyPoints null: %d %v, want no allowance and nothing remaining shown as null", code, out)
+	}
+	code, out = e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"monthlyPoints":20}`)
+	if pts, _ := out["user"].(map[string]any)["points"].(map[string]any); code != 200 || pts["monthlyAllowance"] != 20.0 || pts["remaining"] != 20.0 {
+		t.Errorf("monthlyPoints 20: %d %v", code, out)
+	}
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"monthlyPoints":-1}`); code != 400 || out["param"] != "monthlyPoints" {
+		t.Errorf("monthlyPoints -1: %d %v, want 400 naming monthlyPoints", code, out)
+	}
 	// Issue 34 item 10: the path's id is decoded (%2E%2E is ..), and no user is named like a
 	// path segment, as no key's userId may be.
 	for _, id := range []string{"%2E%2E", "%2e", "a%20b"} {

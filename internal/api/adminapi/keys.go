@@ -198,10 +198,10 @@ type userResponse struct {
 type userJSON struct {
 	ID     string `json:"id"`
 	Points struct {
-		MonthlyAllowance int64     `json:"monthlyAllowance"`
+		MonthlyAllowance *int64    `json:"monthlyAllowance"` // null: no quota
 		RenewalDay       int       `json:"renewalDay"`
 		Used             int64     `json:"used"`
-		Remaining        int64     `json:"remaining"`
+		Remaining        *int64    `json:"remaining"` // null: no quota
 		PeriodStart      time.Time `json:"periodStart"`
 		NextRenewal      time.Time `json:"nextRenewal"`
 	} `json:"points"`
@@ -217,8 +217,9 @@ type userJSON struct {
 func userView(u *billing.User) userJSON {
 	var v userJSON
 	v.ID, v.CreatedAt = u.ID, u.CreatedAt
-	v.Points.MonthlyAllowance, v.Points.RenewalDay, v.Points.Used = u.MonthlyPoints, u.RenewalDay, u.PointsUsed
-	v.Points.Remaining, v.Points.PeriodStart, v.Points.NextRenewal = u.PointsRemaining(), u.PeriodStart, u.NextRenewal()
+	v.Points.MonthlyAllowance, v.Points.Remaining = u.Quota()
+	v.Points.RenewalDay, v.Points.Used = u.RenewalDay, u.PointsUsed
+	v.Points.PeriodStart, v.Points.NextRenewal = u.PeriodStart, u.NextRenewal()
 	v.UsageByModel.Enabled, v.UsageByModel.DollarLimit = u.UsageByModel, billing.Dollars(u.DollarLimitMicros)
 	v.UsageByModel.CurrentSpend, v.UsageByModel.RemainingBudget = billing.Dollars(u.SpendMicros), billing.Dollars(u.BudgetRemainingMicros())
 	return v

@@ -210,7 +210,7 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 		cond += " AND #mp = :pcap"
 		names["#mp"], values[":pcap"] = "monthlyPoints", number(c.PointsCap)
 	}
-	if c.Capped && c.Points > 0 {
+	if c.Capped && c.Points > 0 && c.PointsCap != billing.NoQuota { // no quota: any points, while it has none
 		cond += " AND #pu <= :pmax"
 		values[":pmax"] = number(c.PointsCap - c.Points)
 	}

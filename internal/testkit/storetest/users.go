@@ -32,6 +32,7 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"a charge within its cap is applied", usersChargeFits},
 		{"a charge over its cap, or decided on settings since changed, is refused and writes nothing", usersChargeOverCap},
 		{"a charge for another period is refused", usersChargeStale},
+		{"a user with no quota holds any points, only while it has none", usersNoQuota},
 		{"an uncapped charge may go negative or past the cap", usersChargeUncapped},
 		{"an admin edit racing charges loses none of them", usersUpdateRacingCharges},
 		{"50 concurrent reservations with room for 10 hold exactly 10", usersConcurrentReserve},
@@ -168,6 +169,33 @@ func usersChargeOverCap(t *testing.T, s billing.Store) {
 	}
 	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Micros: 1, Capped: true, PointsCap: 100, MicrosCap: 25_000_000}); !errors.Is(err, billing.ErrInsufficient) {
 		t.Errorf("micros with usage-by-model off: %v, want ErrInsufficient", err)
+	}
+}
+
+func usersNoQuota(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	u := userFixture("u1")
+	u.MonthlyPoints = billing.NoQuota
+	mustCreateUser(t, s, u)
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1_000_000, Capped: true, PointsCap: billing.NoQuota}); err != nil {
+		t.Fatalf("a million points for a user with no quota: %v", err)
+	}
+	if got := mustUser(t, s, "u1"); got.PointsUsed != u.PointsUsed+1_000_000 || got.HasQuota() {
+		t.Errorf("points used %d (quota %d), want %d counted and still no quota", got.PointsUsed, got.MonthlyPoints, u.PointsUsed+1_000_000)
+	}
+	// A decision made while it had none is refused once an admin gives it a quota, and the
+	// other way round.
+	if _, err := s.UpdateUser(ctx, "u1", func(u *billing.User) error { u.MonthlyPoints = 2_000_000; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1, Capped: true, PointsCap: billing.NoQuota}); !errors.Is(err, billing.ErrInsufficient) {
+		t.Errorf("a charge decided on no quota, after a quota was set: %v, want ErrInsufficient", err)
+	}
+	if _, err := s.UpdateUser(ctx, "u1", func(u *billing.User) error { u.MonthlyPoints = billing.NoQuota; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1, Capped: true, PointsCap: 2_000_000}); !errors.Is(err, billing.ErrInsufficient) {
+		t.Errorf("a charge decided on a quota, after it was lifted: %v, want ErrInsufficient", err)
 	}
 }
 

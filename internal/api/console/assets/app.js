@@ -322,7 +322,7 @@ async function showUser(append) {
     const d = await api("GET", "admin/users/" + encodeURIComponent(id));
     const u = d.user, p = u.points, m = u.usageByModel;
     table("user-view", ["Field", "Value"], [
-      ["Points", `${p.used} used of ${p.monthlyAllowance} this month (${p.remaining} left)`],
+      ["Points", p.monthlyAllowance === null ? `${p.used} used this month (no quota)` : `${p.used} used of ${p.monthlyAllowance} this month (${p.remaining} left)`],
       ["Points renew", `${fmtTime(p.nextRenewal)} (day ${p.renewalDay} of each month)`],
       ["Usage by model", m.enabled ? "enabled" : "off"],
       ["Budget (USD)", `${m.currentSpend.toFixed(2)} spent of ${m.dollarLimit.toFixed(2)} (${m.remainingBudget.toFixed(2)} left)`]], "");
