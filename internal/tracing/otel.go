@@ -61,7 +61,7 @@ func (t *otelTracer) Handler(route string, h http.Handler) http.Handler {
 			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route)))
 		sw := &httpapi.StatusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r.WithContext(ctx))
-		status := sw.Status()
+		status := sw.StatusOf(r) // 499 for a caller gone before any answer
 		span.SetAttributes(attribute.Int("http.response.status_code", status))
 		if id := w.Header().Get("X-Request-Id"); id != "" {
 			span.SetAttributes(attribute.String("secureai.request_id", id))

@@ -3,6 +3,8 @@ package tracing
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -81,5 +83,22 @@ func TestAttemptNamesItsDeployment(t *testing.T) {
 		if ok != (deployment != "") || got.AsString() != deployment || a[AttrProvider].AsString() != "aws.bedrock" {
 			t.Errorf("deployment %q: %s = %q (set %v), %s = %q", deployment, AttrDeployment, got.AsString(), ok, AttrProvider, a[AttrProvider].AsString())
 		}
+	}
+}
+
+// Issue 34 item 15: the server span of a request its client cancelled before any answer records
+// status 499, as the access line does, not the 200 nothing was sent for.
+func TestTheServerSpanOfACancelledRequestSays499(t *testing.T) {
+	tr, exp := recording(false)
+	h := tr.Handler("POST /v1/chat/completions", http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	ctx, cancel := context.WithCancel(context.Background())
+	go cancel()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/chat/completions", nil).WithContext(ctx))
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	if got := attrMap(spans[0].Attributes)["http.response.status_code"].AsInt64(); got != 499 {
+		t.Errorf("http.response.status_code = %d, want 499", got)
 	}
 }
