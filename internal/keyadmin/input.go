@@ -53,6 +53,8 @@ type KeyInput struct {
 	AllowedModels        Opt[[]string]           `json:"allowedModels"`
 	AllowedSMLTPPolicies Opt[[]string]           `json:"allowedSMLTPPolicies"`
 	FailoverDefaults     Opt[chain.Defaults]     `json:"failoverDefaults"`
+	// AllowHedging false forbids hedge_after_ms for the key; null: back to the default, allowed.
+	AllowHedging Opt[bool] `json:"allowHedging"`
 }
 
 // RateLimitInput is the rateLimit object of a KeyInput.
@@ -223,6 +225,20 @@ func (v validated) apply(k *apikey.Key) error {
 			d := *v.defaults
 			k.FailoverDefaults = &d
 		}
+	}
+	if in.AllowHedging.Set {
+		k.AllowHedging = nil // null: the default, allowed
+		if !in.AllowHedging.Null {
+			b := in.AllowHedging.V
+			k.AllowHedging = &b
+		}
+	}
+	if d := k.FailoverDefaults; d != nil && d.HedgeAfterMS > 0 && !k.HedgingAllowed() {
+		// Judged on the key as it will be: either field may be the one this request changes.
+		if in.FailoverDefaults.Set {
+			return fault.Invalid("failoverDefaults.hedge_after_ms", "failoverDefaults.hedge_after_ms: this key may not hedge (allowHedging is false): leave hedge_after_ms out, or allow hedging")
+		}
+		return fault.Invalid("allowHedging", "allowHedging cannot be false while the key's failoverDefaults hedge (hedge_after_ms): send failoverDefaults without hedge_after_ms in the same request")
 	}
 	if d := k.FailoverDefaults; d != nil {
 		for i, m := range d.Models {
