@@ -47,12 +47,17 @@ type Config struct {
 	Events     event.Publisher
 	Log        *slog.Logger
 	SessionTTL time.Duration
-	Now        func() time.Time
+	// SignInFailures failed sign-ins from one client address within SignInWindow refuse that
+	// address's sign-ins until the window ends; zero: DefaultSignInFailures, DefaultSignInWindow.
+	SignInFailures int
+	SignInWindow   time.Duration
+	Now            func() time.Time
 }
 
 // Console is the console's handler.
 type Console struct {
-	c Config
+	c        Config
+	throttle *throttle
 }
 
 // New returns the console's handler, mounted at Path.
@@ -69,7 +74,13 @@ func New(c Config) *Console {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Console{c: c}
+	if c.SignInFailures <= 0 {
+		c.SignInFailures = DefaultSignInFailures
+	}
+	if c.SignInWindow <= 0 {
+		c.SignInWindow = DefaultSignInWindow
+	}
+	return &Console{c: c, throttle: newThrottle(c.SignInFailures, c.SignInWindow)}
 }
 
 // Handler returns every console route behind its security headers and Go's cross-origin
@@ -100,7 +111,9 @@ func (cn *Console) Handler() http.Handler {
 	// A path not in canonical form (or one only a slash added would match: /console/api) is a
 	// 404 here too, not the ServeMux's redirect (for ../ segments, a Location outside the console).
 	render := func(string) httpapi.Render { return renderFault }
-	return securityHeaders(httpapi.Canonical(render, cop.Handler(httpapi.NoRedirect(mux, render))))
+	// One access line per console request, as every API route writes; a route the proxy calls in
+	// process writes its own beside it.
+	return httpapi.AccessLog(cn.c.Log, securityHeaders(httpapi.Canonical(render, cop.Handler(httpapi.NoRedirect(mux, render)))))
 }
 
 // renderFault answers err in the console's envelope.

@@ -1,9 +1,11 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -425,4 +427,120 @@ func TestPagesCarryAStrictPolicy(t *testing.T) {
 			t.Errorf("index.html has %q, which the policy forbids", m)
 		}
 	}
+}
+
+// Issue 34 item 5: every console request writes an access line (with the session's key id once
+// signed in); each failed sign-in is logged and audited with the client's address — never the key
+// tried — and after 5 failures within a minute an address is refused (429, Retry-After) whatever
+// key it sends, once audited, until the window ends; another address is not.
+func TestFailedSignInsAreAuditedAndThrottled(t *testing.T) {
+	f := newFixture(t)
+	var logs syncBuffer
+	clock := time.Now()
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: f.store, Users: f.store}, Events: f.rec,
+		Log: slog.New(slog.NewJSONHandler(&logs, nil)), Now: func() time.Time { return clock }}).Handler()
+	from := func(addr, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "http://127.0.0.1/console/session", strings.NewReader(body))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.RemoteAddr = addr
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		return w
+	}
+	wrong := apikey.NewSecret()
+	for i, body := range []string{`{"key":"` + wrong + `"}`, `{"key":"sk-nope"}`, `{"key":"` + f.normal + `"}`, `{"key":"` + wrong + `"}`, `{"key":"` + wrong + `"}`} {
+		if w := from("198.51.100.7:4000", body); w.Code/100 != 4 || w.Code == http.StatusTooManyRequests {
+			t.Fatalf("failed sign-in %d: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+	for range 2 {
+		w := from("198.51.100.7:4001", `{"key":"`+f.admin+`"}`)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || len(w.Result().Cookies()) != 0 {
+			t.Errorf("the right key after 5 failures: %d Retry-After %q %s, want 429", w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
+	}
+	if w := from("203.0.113.9:5000", `{"key":"`+f.admin+`"}`); w.Code != http.StatusOK {
+		t.Errorf("another address: %d %s", w.Code, w.Body)
+	}
+	clock = clock.Add(time.Minute)
+	if w := from("198.51.100.7:4002", `{"key":"`+f.admin+`"}`); w.Code != http.StatusOK {
+		t.Errorf("after the window: %d %s", w.Code, w.Body)
+	}
+
+	f.rec.mu.Lock()
+	var failed, throttled int
+	for _, e := range f.rec.events {
+		data := string(e.Data)
+		switch {
+		case strings.Contains(data, `"action":"sign_in_failed"`):
+			failed++
+			if !strings.Contains(data, `"client":"198.51.100.7"`) || strings.Contains(data, wrong[3:]) {
+				t.Errorf("a failed sign-in's event %s: want the client, never the key tried", data)
+			}
+		case strings.Contains(data, `"action":"sign_in_throttled"`):
+			throttled++
+		}
+	}
+	f.rec.mu.Unlock()
+	if failed != 5 || throttled != 1 {
+		t.Errorf("%d sign_in_failed and %d sign_in_throttled events, want 5 and 1", failed, throttled)
+	}
+	out := logs.String()
+	if n := strings.Count(out, `"msg":"console sign-in refused"`); n != 6 || strings.Contains(out, wrong[3:]) {
+		t.Errorf("%d refusal lines (want 6), key tried in the log: %v", n, strings.Contains(out, wrong[3:]))
+	}
+	if n := strings.Count(out, `"msg":"access"`); n != 9 || strings.Count(out, `"status":429`) != 2 {
+		t.Errorf("%d access lines, want one per request (9) with the two 429s:\n%s", n, out)
+	}
+}
+
+// Issue 34 item 5: every console request writes an access line — pages, files, the session
+// routes and the proxy (whose API route writes its own) — naming the session's key once signed in.
+func TestEveryConsoleRequestIsLogged(t *testing.T) {
+	f := newFixture(t)
+	var logs syncBuffer
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: f.store, Users: f.store}, Events: f.rec,
+		Log: slog.New(slog.NewJSONHandler(&logs, nil))}).Handler()
+	c := f.signIn(t, "http://127.0.0.1/console/session")
+	for _, target := range []string{"/console/", "/console/assets/app.js", "/console/session", "/console/api/usage", "/console/nope"} {
+		f.do("GET", "http://127.0.0.1"+target, "", c)
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "access" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 6 {
+		t.Fatalf("%d access lines, want 6:\n%s", len(lines), logs.String())
+	}
+	session := f.session(t, c).ID
+	for i, want := range []struct {
+		route string
+		key   any
+	}{{"POST /console/session", nil}, {"GET /console/", nil}, {"GET /console/assets/app.js", nil},
+		{"GET /console/session", session}, {"GET /console/api/usage", session}, {"GET /console/nope", nil}} {
+		if lines[i]["route"] != want.route || lines[i]["key_id"] != want.key {
+			t.Errorf("line %d: %v, want route %q key %v", i, lines[i], want.route, want.key)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

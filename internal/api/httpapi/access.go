@@ -67,6 +67,14 @@ func NoteCompletion(ctx context.Context, keyID, served string, attempts int) {
 	}
 }
 
+// NoteKey records, for the access line, the id of the key a request acts as when no
+// authentication of the API found it (the console's session).
+func NoteKey(ctx context.Context, keyID string) {
+	if q := stateIn(ctx); q != nil {
+		q.access.keyID = keyID
+	}
+}
+
 // StatusWriter notes the status and the bytes sent, keeping flushes working for streams: the
 // access line and the tracer's server span read what a handler answered from it.
 type StatusWriter struct {
