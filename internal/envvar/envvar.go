@@ -6,7 +6,9 @@ package envvar
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -100,6 +102,30 @@ func (r *Reader) Bool(name string, def bool) bool {
 		return def
 	}
 	return b
+}
+
+// Prefixes reads a comma-separated list of IP addresses and CIDR prefixes ("127.0.0.1,
+// 10.0.0.0/8, ::1"); an address is a prefix of its own. Unset: none.
+func (r *Reader) Prefixes(name string) []netip.Prefix {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				r.fail(name, "comma-separated IP addresses or CIDR prefixes such as 127.0.0.1,10.0.0.0/8")
+				return nil
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out
 }
 
 func (r *Reader) fail(name, want string) {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -51,6 +52,11 @@ type Config struct {
 	// address's sign-ins until the window ends; zero: DefaultSignInFailures, DefaultSignInWindow.
 	SignInFailures int
 	SignInWindow   time.Duration
+	// TrustedProxies are the addresses of the reverse proxies in front of the gateway: from them
+	// alone X-Forwarded-Proto says whether the browser used HTTPS (the cookie's Secure flag), and
+	// X-Forwarded-For who the client is (the sign-in throttle's address). Empty: both headers are
+	// ignored, and only a loopback Host goes without Secure.
+	TrustedProxies []netip.Prefix
 	Now            func() time.Time
 }
 

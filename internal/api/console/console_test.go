@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -543,4 +544,77 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Issue 34 item 7: behind a TLS proxy that passes Host: 127.0.0.1:8080 the cookie is Secure when a
+// trusted proxy says the browser used HTTPS; X-Forwarded-Proto from anyone else is ignored, so a
+// client can neither talk the flag off nor on. X-Forwarded-For from a trusted proxy names the
+// client the sign-in throttle counts.
+func TestTheSecureFlagBelievesOnlyATrustedProxy(t *testing.T) {
+	f := newFixture(t)
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: f.store, Users: f.store}, Events: f.rec,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32")}}).Handler()
+	signIn := func(target, peer string, header ...string) (int, *http.Cookie) {
+		req := httptest.NewRequest("POST", target, strings.NewReader(`{"key":"`+f.admin+`"}`))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.RemoteAddr = peer
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		for _, c := range w.Result().Cookies() {
+			if c.Name == console.CookieName {
+				return w.Code, c
+			}
+		}
+		return w.Code, nil
+	}
+	for _, tc := range []struct {
+		name, target, peer, proto string
+		secure                    bool
+	}{
+		{"a trusted proxy says https", "http://127.0.0.1:8080/console/session", "127.0.0.1:51000", "https", true},
+		{"a trusted proxy says https, a list", "http://127.0.0.1:8080/console/session", "10.1.2.3:51000", "https, http", true},
+		{"a trusted proxy says http", "http://gateway.internal/console/session", "10.1.2.3:51000", "http", false},
+		{"a trusted proxy says nothing", "http://127.0.0.1:8080/console/session", "10.1.2.3:51000", "", false},
+		{"anyone else says https", "http://127.0.0.1:8080/console/session", "192.0.2.50:51000", "https", false},
+		{"anyone else says http", "https://gateway.example/console/session", "192.0.2.50:51000", "http", true},
+	} {
+		status, c := signIn(tc.target, tc.peer, "X-Forwarded-Proto", tc.proto)
+		if status != http.StatusOK || c == nil || c.Secure != tc.secure {
+			t.Errorf("%s: %d cookie %+v, want Secure=%v", tc.name, status, c, tc.secure)
+		}
+	}
+
+	// Behind the trusted proxy, each client is throttled apart; a client's own X-Forwarded-For
+	// names nobody else.
+	wrong := `{"key":"` + apikey.NewSecret() + `"}`
+	try := func(peer, xff, body string) int {
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8080/console/session", strings.NewReader(body))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("X-Forwarded-For", xff)
+		req.RemoteAddr = peer
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		return w.Code
+	}
+	for range 5 {
+		try("10.0.0.1:1", "198.51.100.1, 10.0.0.2", wrong) // the client, then an inner trusted proxy
+	}
+	if got := try("10.0.0.1:1", "198.51.100.1", `{"key":"`+f.admin+`"}`); got != http.StatusTooManyRequests {
+		t.Errorf("the throttled client behind the proxy: %d, want 429", got)
+	}
+	if got := try("10.0.0.1:1", "198.51.100.2", `{"key":"`+f.admin+`"}`); got != http.StatusOK {
+		t.Errorf("another client behind the proxy: %d, want 200", got)
+	}
+	for range 5 {
+		try("192.0.2.60:1", "198.51.100.3", wrong) // not a proxy: its X-Forwarded-For is its own word
+	}
+	if got := try("192.0.2.60:1", "198.51.100.4", `{"key":"`+f.admin+`"}`); got != http.StatusTooManyRequests {
+		t.Errorf("an untrusted peer changing its X-Forwarded-For: %d, want 429 (it is throttled by its own address)", got)
+	}
+	if got := try("10.0.0.1:1", "198.51.100.3", `{"key":"`+f.admin+`"}`); got != http.StatusOK {
+		t.Errorf("the client an untrusted peer named: %d, want 200", got)
+	}
 }

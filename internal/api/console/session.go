@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	expires := *created.Key.ExpiresAt
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: created.Secret, Expires: expires, MaxAge: max(1, int(expires.Sub(now).Seconds())),
-		HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: cn.secure(r), SameSite: http.SameSiteStrictMode,
 		// No Path: the cookie's path is the console's own directory, whatever stage prefix the
 		// browser sees (/console locally, /<stage>/console behind API Gateway).
 	})
@@ -155,7 +156,7 @@ func (cn *Console) signOut(w http.ResponseWriter, r *http.Request) {
 	if err == nil || fault.KindOf(err) == fault.Unauthenticated {
 		// The browser forgets the cookie once no session is left behind it; after a failure it
 		// keeps it, to sign out again.
-		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", MaxAge: -1, HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", MaxAge: -1, HttpOnly: true, Secure: cn.secure(r), SameSite: http.SameSiteStrictMode})
 	}
 	if err != nil {
 		cn.fail(w, r, "sign-out", err)
@@ -256,17 +257,73 @@ func (cn *Console) fail(w http.ResponseWriter, r *http.Request, what string, err
 	writeError(w, r, http.StatusServiceUnavailable, "Service unavailable", "the gateway's store did not answer; try again in a moment")
 }
 
-// clientAddr is the address the request came from, as the connection (or the API Gateway event)
-// gives it: the key of the sign-in throttle and what a refused sign-in's audit entry names.
+// clientAddr is the address the request came from: the key of the sign-in throttle and what a
+// refused sign-in's audit entry names. It is the connection's peer (or the API Gateway event's
+// source), unless that is a trusted proxy: then the last address of X-Forwarded-For that is not
+// one of the trusted proxies (each proxy appends the peer it saw; what a client wrote itself is
+// further left, and never read past an untrusted address).
 func (cn *Console) clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
+	peer, ok := cn.trustedPeer(r)
+	if !ok {
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			return host
+		}
+		return r.RemoteAddr
 	}
-	return r.RemoteAddr
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a malformed hop: nothing left of it can be trusted
+		}
+		client = a.Unmap()
+		if !cn.trusted(client) {
+			break
+		}
+	}
+	return client.String()
 }
 
-// loopback reports whether the browser reached the console on a loopback address, the one place
-// a session cookie may travel over plain HTTP (make run).
+// trustedPeer returns the connection's peer address and whether it is a trusted proxy.
+func (cn *Console) trustedPeer(r *http.Request) (netip.Addr, bool) {
+	if len(cn.c.TrustedProxies) == 0 {
+		return netip.Addr{}, false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), cn.trusted(ap.Addr().Unmap())
+}
+
+func (cn *Console) trusted(a netip.Addr) bool {
+	for _, p := range cn.c.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// secure reports whether the session cookie gets the Secure flag: when a trusted proxy says the
+// browser used HTTPS (X-Forwarded-Proto: https; http when it says http), else everywhere but on a
+// loopback Host — the one place a session cookie may travel over plain HTTP (make run). Nobody
+// else's X-Forwarded-Proto is read, so a client cannot talk the flag off.
+func (cn *Console) secure(r *http.Request) bool {
+	if _, ok := cn.trustedPeer(r); ok {
+		proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+		switch strings.ToLower(strings.TrimSpace(proto)) {
+		case "https":
+			return true
+		case "http":
+			return false
+		}
+	}
+	return !loopback(r)
+}
+
+// loopback reports whether the browser reached the console on a loopback address.
 func loopback(r *http.Request) bool {
 	host, _, err := net.SplitHostPort(r.Host)
 	if err != nil {
