@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 
 	"github.com/secureai-gateway/gateway/internal/chain"
@@ -52,6 +53,16 @@ type Config struct {
 	// Lambda: spans are exported before each invocation ends, since a frozen instance exports
 	// nothing.
 	Lambda bool
+	// SampleRatio is SECUREAI_TRACE_SAMPLE_RATIO, nil (unset) for 1: the share of requests traced,
+	// decided by the gateway (parent-based for a trusted caller: its sampled flag decides). Unused
+	// when OTEL_TRACES_SAMPLER names the SDK's sampler instead (EnvSampler).
+	SampleRatio *float64
+	EnvSampler  bool
+	// TrustedCallers is SECUREAI_TRACE_TRUSTED_CALLERS: the addresses (or CIDRs) whose W3C
+	// traceparent is a request's parent. Anyone else's is only linked: the request starts a trace
+	// of its own, so an outside caller neither decides what is sampled nor names the trace the
+	// providers see. A caller's tracestate is never kept, sent on or recorded.
+	TrustedCallers []netip.Prefix
 }
 
 // ParseConfig reads the tracing configuration through r; a malformed value is r's error.
@@ -60,8 +71,14 @@ func ParseConfig(r *envvar.Reader) Config {
 	c := Config{
 		OTLP: r.Check("OTEL_EXPORTER_OTLP_ENDPOINT", "", want, endpoint) != "" ||
 			r.Check("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", want, endpoint) != "",
-		Content: r.Bool("SECUREAI_TRACE_CONTENT", false),
-		Lambda:  r.String("AWS_LAMBDA_FUNCTION_NAME", "") != "",
+		Content:        r.Bool("SECUREAI_TRACE_CONTENT", false),
+		Lambda:         r.String("AWS_LAMBDA_FUNCTION_NAME", "") != "",
+		EnvSampler:     r.String("OTEL_TRACES_SAMPLER", "") != "",
+		TrustedCallers: r.Prefixes("SECUREAI_TRACE_TRUSTED_CALLERS"),
+	}
+	if r.String("SECUREAI_TRACE_SAMPLE_RATIO", "") != "" {
+		ratio := r.Fraction("SECUREAI_TRACE_SAMPLE_RATIO", 1)
+		c.SampleRatio = &ratio
 	}
 	if r.Bool("OTEL_SDK_DISABLED", false) || r.String("OTEL_TRACES_EXPORTER", "otlp") == "none" {
 		c.OTLP = false
