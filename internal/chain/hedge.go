@@ -166,7 +166,7 @@ func (r *runner[T]) nextTarget(next *int, minWindow int) int {
 		*next++
 		t := r.p.Targets[i]
 		if skip := r.skip(i, t, minWindow); skip != "" {
-			r.line(t.line(Skipped, skip))
+			r.passOver(t, skip)
 			continue
 		}
 		return i
