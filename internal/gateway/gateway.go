@@ -80,6 +80,9 @@ type Deps struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto and X-Forwarded-For the web
 	// console believes (SECUREAI_TRUSTED_PROXIES); nil: none.
 	TrustedProxies []netip.Prefix
+	// LocalURL is the local server's base URL (http://127.0.0.1:$PORT): the first server GET
+	// /openapi.json names; "" leaves the document's own (port 8080), as in the cloud.
+	LocalURL string
 	// Metrics serves GET /metrics, to admin keys only (the local server's Prometheus registry);
 	// nil: no such route.
 	Metrics http.Handler

@@ -87,6 +87,9 @@ func Deps(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.S
 		Events:         events.Publisher,
 		TrustedProxies: env.TrustedProxies,
 	}
+	if env.Port != "" {
+		d.LocalURL = "http://127.0.0.1:" + env.Port // the address make run listens on
+	}
 	err = d.Attach(gateway.Stores{Keys: store, Users: store, Counter: counts,
 		Books: ledger.Local{Counter: counts, Users: store, Receipts: store}, HoldMargin: env.HoldMargin,
 		Receipts: store, Breakers: store, BreakerConfig: breakerCfg,

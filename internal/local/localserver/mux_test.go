@@ -136,3 +136,28 @@ func TestUsageIsMountedOnlyWithBillingAndLimits(t *testing.T) {
 		t.Errorf("GET /usage without billing and limits: status %d, want 404", rec.Code)
 	}
 }
+
+// Issue 34 item 16: GET /openapi.json names the local server's own address first, whatever PORT
+// is; without one, the document's (8080).
+func TestTheAPIDescriptionNamesTheLocalServersPort(t *testing.T) {
+	for _, tc := range []struct{ local, want string }{{"http://127.0.0.1:9090", "http://127.0.0.1:9090"}, {"", "http://127.0.0.1:8080"}} {
+		gw, err := NewGateway(gateway.Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
+			Providers: adapters.Factories(), Credential: func(string) string { return "" }, LocalURL: tc.local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		gw.Mux().ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+		var doc struct {
+			OpenAPI string `json:"openapi"`
+			Servers []struct{ URL string }
+			Paths   map[string]any
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != 200 {
+			t.Fatalf("GET /openapi.json: %d %v", rec.Code, err)
+		}
+		if len(doc.Servers) < 2 || doc.Servers[0].URL != tc.want || doc.OpenAPI == "" || len(doc.Paths) == 0 {
+			t.Errorf("LocalURL %q: servers %+v, want %s first and the rest of the document", tc.local, doc.Servers, tc.want)
+		}
+	}
+}
