@@ -70,6 +70,12 @@ type Store interface {
 	Charge(ctx context.Context, id string, c Charge) error
 }
 
+// Lister is a Store that can list every user (GET /admin/users): both stores are.
+type Lister interface {
+	// ListUsers returns every user, ordered by id.
+	ListUsers(ctx context.Context) ([]*User, error)
+}
+
 // Charge is one atomic change of a user's points used and spend.
 type Charge struct {
 	Period time.Time

@@ -638,3 +638,45 @@ func TestRevokedKeysAndTheLastAdminAreKept(t *testing.T) {
 		t.Errorf("revoking an admin key while another remains: %d %v, want 200", code, out)
 	}
 }
+
+// Issue 34 item 16: GET /admin/users lists every user by id, a page at a time, each as GET
+// /admin/users/{id} shows it; a bad limit or cursor is a 400 naming it.
+func TestUsersAreListedByID(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, map[string]any{"name": "a", "userId": "team-b"})
+	e.create(t, map[string]any{"name": "b", "userId": "team-a"})
+	if code, out := e.do(t, e.admin, "PUT", "/admin/users/team-c", `{"monthlyPoints":null}`); code != 200 {
+		t.Fatalf("PUT team-c: %d %v", code, out)
+	}
+	var ids []string
+	cursor := ""
+	for page := 0; ; page++ {
+		code, out := e.do(t, e.admin, "GET", "/admin/users?limit=2&cursor="+cursor, nil)
+		if code != 200 || page > 3 {
+			t.Fatalf("page %d: %d %v", page, code, out)
+		}
+		for _, u := range out["users"].([]any) {
+			u := u.(map[string]any)
+			ids = append(ids, u["id"].(string))
+			if u["id"] == "team-c" && u["points"].(map[string]any)["monthlyAllowance"] != nil {
+				t.Errorf("team-c listed as %v, want no quota", u)
+			}
+		}
+		next, _ := out["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if strings.Join(ids, ",") != "team-a,team-b,team-c" {
+		t.Errorf("listed %v, want team-a,team-b,team-c", ids)
+	}
+	for _, q := range []string{"limit=0", "limit=201", "limit=x", "cursor=***"} {
+		if code, out := e.do(t, e.admin, "GET", "/admin/users?"+q, nil); code != 400 {
+			t.Errorf("GET /admin/users?%s: %d %v, want 400", q, code, out)
+		}
+	}
+	if code, _ := e.do(t, &apikey.Key{ID: "key_normal"}, "GET", "/admin/users", nil); code != 403 {
+		t.Errorf("a normal key listing users: %d, want 403", code)
+	}
+}

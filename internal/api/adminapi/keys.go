@@ -38,6 +38,7 @@ func (h *Keys) Routes() []httpapi.Route {
 		{Pattern: "PUT /admin/api-keys/{id}", Handle: h.update},
 		{Pattern: "DELETE /admin/api-keys/{id}", Handle: h.revoke},
 		{Pattern: "GET /admin/api-keys/{id}/usage", Handle: h.getKeyUsage},
+		{Pattern: "GET /admin/users", Handle: h.listUsers},
 		{Pattern: "GET /admin/users/{id}", Handle: h.getUser},
 		{Pattern: "PUT /admin/users/{id}", Handle: h.setUser},
 		{Pattern: "PATCH /admin/users/{id}", Handle: h.setUser},
@@ -164,6 +165,34 @@ func (h *Keys) getKeyUsage(w http.ResponseWriter, r *http.Request) error {
 		Success bool                `json:"success"`
 		Usage   accountapi.KeyUsage `json:"usage"`
 	}{true, u})
+	return nil
+}
+
+// listUsers answers {"success":true,"users":[…],"nextCursor"?}: every user by id, a page at a
+// time (?limit=, ?cursor=).
+func (h *Keys) listUsers(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fault.Invalid("limit", fmt.Sprintf("limit must be a number from 1 to %d", keyadmin.MaxPageSize))
+		}
+		limit = n
+	}
+	p, err := h.Service.ListUsers(r.Context(), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Success    bool       `json:"success"`
+		Users      []userJSON `json:"users"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{Success: true, Users: make([]userJSON, len(p.Users)), NextCursor: p.Next}
+	for i, u := range p.Users {
+		out.Users[i] = userView(u)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,6 +37,7 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"an uncapped charge may go negative or past the cap", usersChargeUncapped},
 		{"an admin edit racing charges loses none of them", usersUpdateRacingCharges},
 		{"50 concurrent reservations with room for 10 hold exactly 10", usersConcurrentReserve},
+		{"every user is listed once, by id, as last written", usersList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +47,34 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 }
 
 var userPeriod = time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
+
+func usersList(t *testing.T, s billing.Store) {
+	l, ok := s.(billing.Lister)
+	if !ok {
+		t.Fatal("the store cannot list its users (billing.Lister)")
+	}
+	ctx := context.Background()
+	if got, err := l.ListUsers(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("an empty store lists %v, %v", got, err)
+	}
+	for _, id := range []string{"u2", "key:key_1", "u1"} {
+		mustCreateUser(t, s, userFixture(id))
+	}
+	if _, err := s.UpdateUser(ctx, "u2", func(u *billing.User) error { u.MonthlyPoints = 5; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.ListUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, u := range got {
+		ids = append(ids, u.ID)
+	}
+	if strings.Join(ids, ",") != "key:key_1,u1,u2" || got[2].MonthlyPoints != 5 {
+		t.Errorf("listed %v (u2's allowance %d), want key:key_1,u1,u2 and u2 as updated", ids, got[len(got)-1].MonthlyPoints)
+	}
+}
 
 func userFixture(id string) *billing.User {
 	return &billing.User{ID: id, MonthlyPoints: 100, RenewalDay: 15, PeriodStart: userPeriod, PointsUsed: 7,
