@@ -47,10 +47,14 @@ type User struct {
 
 // Metadata holds the entry's context. Data is the event's data as emitted.
 type Metadata struct {
-	Endpoint  string          `json:"endpoint,omitempty"`
-	APIKeyID  string          `json:"apiKeyId,omitempty"`
-	RequestID string          `json:"requestId,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	APIKeyID  string `json:"apiKeyId,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	// Via is "console" for an action taken in the web console (APIKeyID is then its session's),
+	// and OperatorKeyID the admin key that opened the session.
+	Via           string          `json:"via,omitempty"`
+	OperatorKeyID string          `json:"operatorKeyId,omitempty"`
+	Data          json.RawMessage `json:"data,omitempty"`
 }
 
 // FromEvent returns the entry for e.
@@ -78,7 +82,8 @@ func FromEvent(e event.Event) Entry {
 	_ = json.Unmarshal(e.Data, &common) // absent fields stay empty
 	common.Failed, common.Next = onProvider(common.Failed, common.FailedOn), onProvider(common.Next, common.NextOn)
 	en := Entry{ID: e.ID, Timestamp: e.Created.UTC(), Type: e.Type, User: User{ID: sub.UserID},
-		Metadata: Metadata{Endpoint: common.Endpoint, APIKeyID: sub.APIKeyID, RequestID: sub.RequestID, Data: e.Data}}
+		Metadata: Metadata{Endpoint: common.Endpoint, APIKeyID: sub.APIKeyID, RequestID: sub.RequestID, Via: sub.Via, OperatorKeyID: sub.OperatorKeyID, Data: e.Data}}
+
 	switch {
 	case e.Type == event.ModelFailover && common.Reason == string(chain.HedgeAfter):
 		// Nothing failed: the model was slow, and the next one started beside it.
@@ -120,6 +125,9 @@ func FromEvent(e event.Event) Entry {
 	default:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "operations", "success"
 		en.Description = string(e.Type)
+	}
+	if sub.Via == event.ViaConsole && sub.OperatorKeyID != "" {
+		en.Description += fmt.Sprintf(" (in the web console, by the operator of key %s)", sub.OperatorKeyID)
 	}
 	return en
 }

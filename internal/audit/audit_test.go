@@ -63,6 +63,16 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 			}
 		})
 	}
+	// Issue 34 item 11: an action taken in the console says so, and names the operator's key.
+	viaConsole, err := event.AdminEvent(event.AdminAPIKeyRevoked, event.Admin{Action: "revoke", Target: event.Target{Kind: "api_key", ID: "key_x"},
+		Subject: event.Subject{UserID: "admin", APIKeyID: "key_session", Via: "console", OperatorKeyID: "key_operator"}}, nil, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := audit.FromEvent(viaConsole); e.Metadata.Via != "console" || e.Metadata.OperatorKeyID != "key_operator" || e.Metadata.APIKeyID != "key_session" ||
+		e.Description != "Admin revoke of api_key key_x (in the web console, by the operator of key key_operator)" {
+		t.Errorf("a console action's entry: %+v", e)
+	}
 	if e := audit.FromEvent(cases[1].ev); e.Metadata.Endpoint != "/chat/completions" {
 		t.Errorf("limit entry endpoint = %q", e.Metadata.Endpoint)
 	}

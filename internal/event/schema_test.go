@@ -52,11 +52,12 @@ func emitted(t *testing.T) []event.Event {
 			}
 			out = append(out, e)
 		}
-		action := "update"
+		action, subject := "update", sub
 		if typ == event.AdminConsoleAction {
 			action = "sign_in" // the console's actions are its own: sign_in, sign_out, request
+			subject.Via, subject.OperatorKeyID = event.ViaConsole, "key_operator"
 		}
-		e, err := event.AdminEvent(typ, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: sub},
+		e, err := event.AdminEvent(typ, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: subject},
 			map[string]any{"enabled": false}, map[string]any{"enabled": true}, now)
 		if err != nil {
 			t.Fatal(err)
