@@ -322,7 +322,7 @@ func setUser(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmi
 	return func(s *keyadmin.Service) error {
 		var p billing.UserPatch
 		if *points >= 0 {
-			p.MonthlyPoints = points
+			p.MonthlyPoints = billing.SomeInt64(*points)
 		}
 		if *renewal != 0 {
 			p.RenewalDay = renewal

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -71,6 +72,16 @@ type Config struct {
 	// Lambda: spans are exported before each invocation ends, since a frozen instance exports
 	// nothing.
 	Lambda bool
+	// SampleRatio is SECUREAI_TRACE_SAMPLE_RATIO, nil (unset) for 1: the share of requests traced,
+	// decided by the gateway (parent-based for a trusted caller: its sampled flag decides). Unused
+	// when OTEL_TRACES_SAMPLER names the SDK's sampler instead (EnvSampler).
+	SampleRatio *float64
+	EnvSampler  bool
+	// TrustedCallers is SECUREAI_TRACE_TRUSTED_CALLERS: the addresses (or CIDRs) whose W3C
+	// traceparent is a request's parent. Anyone else's is only linked: the request starts a trace
+	// of its own, so an outside caller neither decides what is sampled nor names the trace the
+	// providers see. A caller's tracestate is never kept, sent on or recorded.
+	TrustedCallers []netip.Prefix
 }
 
 // The values of SECUREAI_TRACES.
@@ -94,9 +105,15 @@ func ParseConfig(r *envvar.Reader) Config {
 	otelOff := r.Bool("OTEL_SDK_DISABLED", false) || r.String("OTEL_TRACES_EXPORTER", "otlp") == "none"
 	xrayOff := r.Bool("AWS_XRAY_SDK_DISABLED", false)
 	c := Config{
-		Content: r.Bool("SECUREAI_TRACE_CONTENT", false),
-		Lambda:  r.String("AWS_LAMBDA_FUNCTION_NAME", "") != "",
-		Region:  r.String("AWS_REGION", r.String("AWS_DEFAULT_REGION", "")),
+		Content:        r.Bool("SECUREAI_TRACE_CONTENT", false),
+		Lambda:         r.String("AWS_LAMBDA_FUNCTION_NAME", "") != "",
+		Region:         r.String("AWS_REGION", r.String("AWS_DEFAULT_REGION", "")),
+		EnvSampler:     r.String("OTEL_TRACES_SAMPLER", "") != "",
+		TrustedCallers: r.Prefixes("SECUREAI_TRACE_TRUSTED_CALLERS"),
+	}
+	if r.String("SECUREAI_TRACE_SAMPLE_RATIO", "") != "" {
+		ratio := r.Fraction("SECUREAI_TRACE_SAMPLE_RATIO", 1)
+		c.SampleRatio = &ratio
 	}
 	def := TracesOff
 	if c.Lambda || configured != "" {

@@ -66,6 +66,7 @@ func TestConfigOffLocallyOTLPToXRayInLambda(t *testing.T) {
 		{"SECUREAI_TRACE_CONTENT", "maybe"}, {"AWS_XRAY_SDK_DISABLED", "maybe"}, {"OTEL_SDK_DISABLED", "maybe"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318"}, {"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://collector:4317"},
 		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"}, {"SECUREAI_TRACES", "x-ray"},
+		{"SECUREAI_TRACE_SAMPLE_RATIO", "2"}, {"SECUREAI_TRACE_TRUSTED_CALLERS", "collector.internal"},
 	} {
 		r := envvar.New(func(k string) string {
 			if k == bad.name {
