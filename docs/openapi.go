@@ -29,3 +29,23 @@ var OpenAPIJSON = sync.OnceValues(func() ([]byte, error) {
 	}
 	return out, nil
 })
+
+// WithFirstServer returns the JSON document doc with its first server's url set to url (the local
+// server's address when PORT is not 8080), the rest unchanged.
+func WithFirstServer(doc []byte, url string) ([]byte, error) {
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, fmt.Errorf("docs: the API description: %w", err)
+	}
+	var servers []map[string]any
+	if err := json.Unmarshal(d["servers"], &servers); err != nil || len(servers) == 0 {
+		return nil, fmt.Errorf("docs: the API description names no servers")
+	}
+	servers[0]["url"] = url
+	raw, err := json.Marshal(servers)
+	if err != nil {
+		return nil, err
+	}
+	d["servers"] = raw
+	return json.Marshal(d)
+}

@@ -100,7 +100,7 @@ wait "$build" || fail "build failed"
 # reach the function: it talks to moto only, with dummy credentials.
 export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
 	AWS_SESSION_TOKEN= AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null \
-	AWS_EC2_METADATA_DISABLED=true AWS_IGNORE_CONFIGURED_ENDPOINT_URLS= AWS_XRAY_SDK_DISABLED=true AWS_SAM_LOCAL=
+	AWS_EC2_METADATA_DISABLED=true AWS_IGNORE_CONFIGURED_ENDPOINT_URLS= AWS_XRAY_SDK_DISABLED=true SECUREAI_TRACES=off AWS_SAM_LOCAL=
 # The fixed test key of events/README.md (published, never valid in a deployed stack).
 key=sk-7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57
 env_lines=$("$work/localaws" -endpoint "$endpoint" -env events/env.json -key "$key" 2>"$work/localaws.log") ||

@@ -331,7 +331,7 @@ func setUser(ctx context.Context, fs *flag.FlagSet, out io.Writer) func(*keyadmi
 			p.BudgetThresholds = &th
 		}
 		if *points >= 0 {
-			p.MonthlyPoints = points
+			p.MonthlyPoints = billing.SomeInt64(*points)
 		}
 		if *renewal != 0 {
 			p.RenewalDay = renewal

@@ -39,9 +39,13 @@ type Key struct {
 	// AllowedSMLTPPolicies names the policies the key may use; empty: DefaultSMLTPPolicies.
 	AllowedSMLTPPolicies []string        `json:"allowedSMLTPPolicies,omitempty"`
 	FailoverDefaults     *chain.Defaults `json:"failoverDefaults,omitempty"`
-	CreatedAt            time.Time       `json:"createdAt"`
-	ExpiresAt            *time.Time      `json:"expiresAt,omitempty"`
-	RevokedAt            *time.Time      `json:"revokedAt,omitempty"`
+	// AllowHedging false forbids hedge_after_ms for the key's requests (hedging multiplies
+	// provider calls, and in points mode the caller pays for one); nil: allowed. Read it through
+	// HedgingAllowed.
+	AllowHedging *bool      `json:"allowHedging,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	ExpiresAt    *time.Time `json:"expiresAt,omitempty"`
+	RevokedAt    *time.Time `json:"revokedAt,omitempty"`
 }
 
 // RateLimit is a key's short-window request limits; zero fields mean the default.
@@ -151,6 +155,10 @@ func (k *Key) Usable(now time.Time) bool {
 	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
 }
 
+// HedgingAllowed reports whether the key's requests may hedge (hedge_after_ms): unless an admin
+// forbade it.
+func (k *Key) HedgingAllowed() bool { return k.AllowHedging == nil || *k.AllowHedging }
+
 // IsSession reports whether the record is a console session rather than an API key.
 func (k *Key) IsSession() bool { return k.SessionOf != "" }
 
@@ -257,6 +265,10 @@ func (k *Key) Clone() *Key {
 		dc := *d
 		dc.Models, dc.On = slices.Clone(d.Models), slices.Clone(d.On)
 		c.FailoverDefaults = &dc
+	}
+	if k.AllowHedging != nil {
+		b := *k.AllowHedging
+		c.AllowHedging = &b
 	}
 	if k.ExpiresAt != nil {
 		t := *k.ExpiresAt

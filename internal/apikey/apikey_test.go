@@ -117,7 +117,7 @@ func TestUsableAndAllows(t *testing.T) {
 // TestCloneCoversEveryReferenceField fails when Key gains a slice, map or pointer field: Clone
 // must then deep-copy it too (and the list below be extended).
 func TestCloneCoversEveryReferenceField(t *testing.T) {
-	copied := map[string]bool{"AllowedModels": true, "AllowedSMLTPPolicies": true, "FailoverDefaults": true, "ExpiresAt": true, "RevokedAt": true}
+	copied := map[string]bool{"AllowedModels": true, "AllowedSMLTPPolicies": true, "FailoverDefaults": true, "AllowHedging": true, "ExpiresAt": true, "RevokedAt": true}
 	for f := range reflect.TypeFor[Key]().Fields() {
 		switch f.Type.Kind() {
 		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:

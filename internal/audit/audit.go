@@ -47,39 +47,45 @@ type User struct {
 
 // Metadata holds the entry's context. Data is the event's data as emitted.
 type Metadata struct {
-	Endpoint  string          `json:"endpoint,omitempty"`
-	APIKeyID  string          `json:"apiKeyId,omitempty"`
-	RequestID string          `json:"requestId,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	APIKeyID  string `json:"apiKeyId,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	// Via is "console" for an action taken in the web console (APIKeyID is then its session's),
+	// and OperatorKeyID the admin key that opened the session.
+	Via           string          `json:"via,omitempty"`
+	OperatorKeyID string          `json:"operatorKeyId,omitempty"`
+	Data          json.RawMessage `json:"data,omitempty"`
 }
 
 // FromEvent returns the entry for e.
 func FromEvent(e event.Event) Entry {
 	sub := event.SubjectOf(e)
 	var common struct {
-		Endpoint string       `json:"endpoint"`
-		Action   string       `json:"action"`
-		Target   event.Target `json:"target"`
-		Failed   string       `json:"failedModel"`
-		FailedOn string       `json:"failedProvider"`
-		Next     string       `json:"nextModel"`
-		NextOn   string       `json:"nextProvider"`
-		Reason   string       `json:"reason"`
-		Limit    string       `json:"limit"`
-		Last     string       `json:"lastModel"`
-		LastWhy  string       `json:"lastReason"`
-		Status   int          `json:"status"`
-		Scope    string       `json:"scope"`
-		ScopeID  string       `json:"scopeId"`
-		Cause    string       `json:"cause"`
-		EP       string       `json:"endpointId"`
-		Budget   string       `json:"budget"`
-		Percent  int          `json:"threshold"`
+		Endpoint string          `json:"endpoint"`
+		Action   string          `json:"action"`
+		Target   event.Target    `json:"target"`
+		Failed   string          `json:"failedModel"`
+		FailedOn string          `json:"failedProvider"`
+		Next     string          `json:"nextModel"`
+		NextOn   string          `json:"nextProvider"`
+		Reason   string          `json:"reason"`
+		Limit    string          `json:"limit"`
+		Last     string          `json:"lastModel"`
+		LastWhy  string          `json:"lastReason"`
+		Status   int             `json:"status"`
+		Scope    string          `json:"scope"`
+		ScopeID  string          `json:"scopeId"`
+		Cause    string          `json:"cause"`
+		EP       string          `json:"endpointId"`
+		After    json.RawMessage `json:"after"`
+		Budget   string          `json:"budget"`
+		Percent  int             `json:"threshold"`
 	}
 	_ = json.Unmarshal(e.Data, &common) // absent fields stay empty
 	common.Failed, common.Next = onProvider(common.Failed, common.FailedOn), onProvider(common.Next, common.NextOn)
 	en := Entry{ID: e.ID, Timestamp: e.Created.UTC(), Type: e.Type, User: User{ID: sub.UserID},
-		Metadata: Metadata{Endpoint: common.Endpoint, APIKeyID: sub.APIKeyID, RequestID: sub.RequestID, Data: e.Data}}
+		Metadata: Metadata{Endpoint: common.Endpoint, APIKeyID: sub.APIKeyID, RequestID: sub.RequestID, Via: sub.Via, OperatorKeyID: sub.OperatorKeyID, Data: e.Data}}
+
 	switch {
 	case e.Type == event.ModelFailover && common.Reason == string(chain.HedgeAfter):
 		// Nothing failed: the model was slow, and the next one started beside it.
@@ -109,12 +115,24 @@ func FromEvent(e event.Event) Entry {
 	case e.Type == event.CircuitBreakerClosed:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "security", "success"
 		en.Description = fmt.Sprintf("Circuit breaker closed for %s %s (%s)", common.Scope, common.ScopeID, common.Cause)
+	case e.Type == event.AdminConsoleAction && (common.Action == "sign_in_failed" || common.Action == "sign_in_throttled"):
+		var after struct{ Client, Reason string }
+		_ = json.Unmarshal(common.After, &after)
+		en.Severity, en.ComplianceCategory, en.Outcome = SeverityWarning, "security", "denied"
+		en.Description = fmt.Sprintf("Console sign-in refused from %s: %s", after.Client, after.Reason)
+		if common.Action == "sign_in_throttled" {
+			en.Outcome = "blocked"
+			en.Description = fmt.Sprintf("Console sign-ins from %s throttled: %s", after.Client, after.Reason)
+		}
 	case e.Type.IsAdmin():
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "change_management", "success"
 		en.Description = fmt.Sprintf("Admin %s of %s %s", common.Action, common.Target.Kind, common.Target.ID)
 	default:
 		en.Severity, en.ComplianceCategory, en.Outcome = SeverityInfo, "operations", "success"
 		en.Description = string(e.Type)
+	}
+	if sub.Via == event.ViaConsole && sub.OperatorKeyID != "" {
+		en.Description += fmt.Sprintf(" (in the web console, by the operator of key %s)", sub.OperatorKeyID)
 	}
 	return en
 }

@@ -19,6 +19,17 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Issue 34 item 5: a refused console sign-in is a security warning naming the client address.
+	refused, err := event.AdminEvent(event.AdminConsoleAction, event.Admin{Action: "sign_in_failed", Target: event.Target{Kind: "console_session", ID: "k1"}, Subject: sub},
+		nil, map[string]any{"client": "198.51.100.7", "reason": "unknown API key"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	throttled, err := event.AdminEvent(event.AdminConsoleAction, event.Admin{Action: "sign_in_throttled", Target: event.Target{Kind: "console_session"}, Subject: sub},
+		nil, map[string]any{"client": "198.51.100.7", "reason": "too many failed sign-ins"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		ev                                      event.Event
 		severity, category, outcome, descriptor string
@@ -34,6 +45,8 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 		{event.BreakerEvent(true, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "critical", "security", "blocked", "Circuit breaker opened for key k1 (admin)"},
 		{event.BreakerEvent(false, event.Breaker{Scope: "key", ScopeID: "k1", Cause: "admin", Subject: sub}, now), "info", "security", "success", "Circuit breaker closed for key k1 (admin)"},
 		{admin, "info", "change_management", "success", "Admin delete of webhook wh_1"},
+		{refused, "warning", "security", "denied", "Console sign-in refused from 198.51.100.7: unknown API key"},
+		{throttled, "warning", "security", "blocked", "Console sign-ins from 198.51.100.7 throttled: too many failed sign-ins"},
 		{event.ModelFailoverEvent(event.Failover{FailedModel: "openai/a", Reason: "hedge_after", NextModel: "google/b", Subject: sub}, now),
 			"info", "availability", "hedge", "Model openai/a slow to answer; hedging with google/b"},
 		{event.ModelFailoverEvent(event.Failover{FailedModel: "anthropic/c", FailedProvider: "anthropic", Reason: "server_error",
@@ -51,6 +64,16 @@ func TestEntryFromEachKindOfEvent(t *testing.T) {
 				t.Errorf("severity/category/outcome/description = %s/%s/%s/%q", e.Severity, e.ComplianceCategory, e.Outcome, e.Description)
 			}
 		})
+	}
+	// Issue 34 item 11: an action taken in the console says so, and names the operator's key.
+	viaConsole, err := event.AdminEvent(event.AdminAPIKeyRevoked, event.Admin{Action: "revoke", Target: event.Target{Kind: "api_key", ID: "key_x"},
+		Subject: event.Subject{UserID: "admin", APIKeyID: "key_session", Via: "console", OperatorKeyID: "key_operator"}}, nil, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := audit.FromEvent(viaConsole); e.Metadata.Via != "console" || e.Metadata.OperatorKeyID != "key_operator" || e.Metadata.APIKeyID != "key_session" ||
+		e.Description != "Admin revoke of api_key key_x (in the web console, by the operator of key key_operator)" {
+		t.Errorf("a console action's entry: %+v", e)
 	}
 	if e := audit.FromEvent(cases[1].ev); e.Metadata.Endpoint != "/chat/completions" {
 		t.Errorf("limit entry endpoint = %q", e.Metadata.Endpoint)

@@ -2,6 +2,7 @@ package billing_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -90,6 +91,37 @@ func TestAFailoverBillsOnlyTheServedModel(t *testing.T) {
 			t.Errorf("billed %d µ$ (stored %d, estimated %v), want %d", bill.Micros, stored(t, b).SpendMicros, bill.Estimated, want)
 		}
 	})
+}
+
+// Issue 34 item 13: a user with no quota is never refused for points; what it uses is still
+// counted and billed.
+func TestAUserWithNoQuotaIsCountedNeverRefused(t *testing.T) {
+	ctx := context.Background()
+	b := newBiller(t, user(billing.NoQuota, false, 0))
+	for i := range 3 {
+		big := &catalog.Model{Name: "demo/big", Points: 400}
+		r, err := b.Reserve(ctx, pointsKey, []*catalog.Model{big}, billing.Estimate{})
+		if err != nil {
+			t.Fatalf("reservation %d: %v", i+1, err)
+		}
+		if _, err := r.Settle(ctx, big, &billing.Usage{InputTokens: 1, OutputTokens: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := stored(t, b); u.PointsUsed != 1200 || u.HasQuota() {
+		t.Errorf("points used %d (allowance %d), want 1200 counted under no quota", u.PointsUsed, u.MonthlyPoints)
+	}
+	if q, err := b.Quote(ctx, pointsKey, []*catalog.Model{dear}, billing.Estimate{}); err != nil || q.User.HasQuota() {
+		t.Errorf("quote: %+v, %v", q, err)
+	}
+	patch := billing.UserPatch{}
+	if err := json.Unmarshal([]byte(`{"monthlyPoints":null}`), &patch); err != nil || !patch.MonthlyPoints.Null {
+		t.Fatalf("a null allowance reads as %+v (%v)", patch.MonthlyPoints, err)
+	}
+	u := user(10, false, 0)
+	if err := patch.Apply(u, now); err != nil || u.HasQuota() {
+		t.Errorf("a null allowance applied: %d, %v; want no quota", u.MonthlyPoints, err)
+	}
 }
 
 func TestRefusalsAreDeliberateQuotaBlocks(t *testing.T) {
@@ -224,14 +256,14 @@ func TestAnUnknownUserIsCreatedWithTheDefaults(t *testing.T) {
 }
 
 func TestUserPatchValidation(t *testing.T) {
-	neg, day0, day29, day3 := int64(-1), 0, 29, 3
+	day0, day29, day3 := 0, 29, 3
 	tooMuch, ok := 2e9, 12.5
 	for _, tc := range []struct {
 		name  string
 		patch billing.UserPatch
 		param string
 	}{
-		{"negative allowance", billing.UserPatch{MonthlyPoints: &neg}, "monthlyPoints"},
+		{"negative allowance", billing.UserPatch{MonthlyPoints: billing.SomeInt64(-1)}, "monthlyPoints"},
 		{"renewal day 0", billing.UserPatch{RenewalDay: &day0}, "renewalDay"},
 		{"renewal day 29", billing.UserPatch{RenewalDay: &day29}, "renewalDay"},
 		{"dollar limit too large", billing.UserPatch{UsageByModel: &billing.UsageByModelPatch{DollarLimit: &tooMuch}}, "usageByModel.dollarLimit"},

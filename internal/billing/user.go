@@ -10,7 +10,9 @@
 package billing
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -23,9 +25,10 @@ import (
 // User is a user's billing record. Points and spend belong to the period starting at
 // PeriodStart; the first operation after the next renewal starts a new period at zero.
 type User struct {
-	ID            string    `json:"id"`
-	MonthlyPoints int64     `json:"monthlyPoints"` // the points allowance per period
-	RenewalDay    int       `json:"renewalDay"`    // day of the month (UTC) a period starts, 1–28
+	ID string `json:"id"`
+	// MonthlyPoints is the points allowance per period; NoQuota: points are counted, never limited.
+	MonthlyPoints int64     `json:"monthlyPoints"`
+	RenewalDay    int       `json:"renewalDay"` // day of the month (UTC) a period starts, 1–28
 	PeriodStart   time.Time `json:"periodStart"`
 	PointsUsed    int64     `json:"pointsUsed"` // includes reservations of requests in flight
 	// UsageByModel enables dollar billing: for keys in usage-by-model mode, and as the fallback of
@@ -74,6 +77,12 @@ type Store interface {
 	// atomic step. It fails with ErrStalePeriod, writing nothing, if the record's period is not
 	// c.Period, and with ErrInsufficient if c.Capped and a positive amount would pass its cap.
 	Charge(ctx context.Context, id string, c Charge) error
+}
+
+// Lister is a Store that can list every user (GET /admin/users): both stores are.
+type Lister interface {
+	// ListUsers returns every user, ordered by id.
+	ListUsers(ctx context.Context) ([]*User, error)
 }
 
 // Charge is one atomic change of a user's points used and spend.
@@ -193,12 +202,13 @@ func (u *User) RefundExpired(now time.Time) int {
 	return n
 }
 
-// Fits reports whether a capped charge c fits u (stores use it under their lock or condition).
+// Fits reports whether a capped charge c fits u (stores use it under their lock or condition). A
+// PointsCap of NoQuota holds any points, while the record still has no quota.
 func (c Charge) Fits(u *User) bool {
 	if !c.Capped {
 		return true
 	}
-	return u.MonthlyPoints == c.PointsCap && (c.Points <= 0 || u.PointsUsed+c.Points <= c.PointsCap) &&
+	return u.MonthlyPoints == c.PointsCap && (c.Points <= 0 || c.PointsCap == NoQuota || u.PointsUsed+c.Points <= c.PointsCap) &&
 		(c.Micros <= 0 || u.UsageByModel && u.DollarLimitMicros == c.MicrosCap && u.SpendMicros+c.Micros <= c.MicrosCap)
 }
 
@@ -215,8 +225,31 @@ func PeriodStart(renewalDay int, now time.Time) time.Time {
 // NextRenewal is when the current period of u ends.
 func (u *User) NextRenewal() time.Time { return u.PeriodStart.AddDate(0, 1, 0) }
 
-// PointsRemaining is what is left of the allowance (never negative).
-func (u *User) PointsRemaining() int64 { return max(0, u.MonthlyPoints-u.PointsUsed) }
+// NoQuota is the MonthlyPoints of a user whose points are counted but never limited: the
+// bootstrap admin's user, as its key has no request limits; an admin sets it with
+// "monthlyPoints": null.
+const NoQuota int64 = -1
+
+// HasQuota reports whether u's points are limited.
+func (u *User) HasQuota() bool { return u.MonthlyPoints != NoQuota }
+
+// Quota is u's allowance and what is left of it (never negative), or nil, nil when u has no quota:
+// what the API shows, null for no limit.
+func (u *User) Quota() (allowance, remaining *int64) {
+	if !u.HasQuota() {
+		return nil, nil
+	}
+	left := u.PointsRemaining()
+	return &u.MonthlyPoints, &left
+}
+
+// PointsRemaining is what is left of the allowance (never negative); math.MaxInt64 without a quota.
+func (u *User) PointsRemaining() int64 {
+	if !u.HasQuota() {
+		return math.MaxInt64
+	}
+	return max(0, u.MonthlyPoints-u.PointsUsed)
+}
 
 // BudgetRemainingMicros is what is left of the dollar budget (never negative).
 func (u *User) BudgetRemainingMicros() int64 { return max(0, u.DollarLimitMicros-u.SpendMicros) }
@@ -257,15 +290,34 @@ func Micros(dollars float64) int64 { return int64(math.Round(dollars * 1e6)) }
 // Dollars converts micro-dollars to dollars.
 func Dollars(micros int64) float64 { return float64(micros) / 1e6 }
 
-// UserPatch is an admin's change to a user (PUT or PATCH /admin/users/{id}); nil fields are
-// left as they are.
+// UserPatch is an admin's change to a user (PUT or PATCH /admin/users/{id}); nil (or unset)
+// fields are left as they are. A null monthlyPoints lifts the quota (NoQuota).
 type UserPatch struct {
-	MonthlyPoints *int64             `json:"monthlyPoints"`
+	MonthlyPoints OptInt64           `json:"monthlyPoints"`
 	RenewalDay    *int               `json:"renewalDay"`
 	UsageByModel  *UsageByModelPatch `json:"usageByModel"`
 	// BudgetThresholds replaces the user's thresholds: percentages from 1 to 100, at most
 	// MaxThresholds of them; empty: none.
 	BudgetThresholds *[]int `json:"budgetThresholds"`
+}
+
+// OptInt64 is a number of a patch that may also be null: absent (Set false), null (Null), or V.
+type OptInt64 struct {
+	Set, Null bool
+	V         int64
+}
+
+// SomeInt64 is a set number, for callers building a patch in code (cmd/admin).
+func SomeInt64(v int64) OptInt64 { return OptInt64{Set: true, V: v} }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (o *OptInt64) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(bytes.TrimSpace(b)) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.V)
 }
 
 // UsageByModelPatch is the usage-by-model part of a UserPatch.
@@ -280,8 +332,8 @@ const MaxDollarLimit = 1e9
 // Apply validates p and applies it to u. A changed renewal day starts the period containing now
 // on the new day, keeping what was used.
 func (p UserPatch) Apply(u *User, now time.Time) error {
-	if p.MonthlyPoints != nil && *p.MonthlyPoints < 0 {
-		return fault.Invalid("monthlyPoints", "monthlyPoints must be 0 or more")
+	if mp := p.MonthlyPoints; mp.Set && !mp.Null && mp.V < 0 {
+		return fault.Invalid("monthlyPoints", "monthlyPoints must be 0 or more, or null for no quota")
 	}
 	if p.RenewalDay != nil && (*p.RenewalDay < 1 || *p.RenewalDay > 28) {
 		return fault.Invalid("renewalDay", fmt.Sprintf("renewalDay must be a day of the month from 1 to 28 (got %d)", *p.RenewalDay))
@@ -300,8 +352,11 @@ func (p UserPatch) Apply(u *User, now time.Time) error {
 			return err
 		}
 	}
-	if p.MonthlyPoints != nil {
-		u.MonthlyPoints = *p.MonthlyPoints
+	switch mp := p.MonthlyPoints; {
+	case mp.Null:
+		u.MonthlyPoints = NoQuota
+	case mp.Set:
+		u.MonthlyPoints = mp.V
 	}
 	if p.BudgetThresholds != nil {
 		u.BudgetThresholds = thresholds

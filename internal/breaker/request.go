@@ -45,9 +45,10 @@ const (
 	MaxDuration = 30 * 24 * time.Hour
 )
 
-// OpenRequested validates req, naming the first wrong field in a fault.Invalid, and opens the
-// breaker it asks for on behalf of actor.
-func (b *Breakers) OpenRequested(ctx context.Context, req OpenRequest, actor string) (State, error) {
+// OpenRequested validates req, naming the first wrong field in a fault.Invalid, checks that its
+// subject exists with exists (its error — a fault.NotFound — is returned as it is; nil: not
+// checked), and opens the breaker it asks for on behalf of actor.
+func (b *Breakers) OpenRequested(ctx context.Context, req OpenRequest, actor string, exists func(context.Context, Subject) error) (State, error) {
 	s := Subject{Kind: req.SubjectType, ID: req.SubjectID}
 	switch err := s.Validate(); {
 	case err != nil && req.SubjectType != KindKey && req.SubjectType != KindUser:
@@ -58,6 +59,11 @@ func (b *Breakers) OpenRequested(ctx context.Context, req OpenRequest, actor str
 		return State{}, fault.Invalid("reason", fmt.Sprintf("reason is %d characters, at most %d", len(req.Reason), MaxReason))
 	case req.DurationSeconds < 0 || time.Duration(req.DurationSeconds)*time.Second > MaxDuration:
 		return State{}, fault.Invalid("durationSeconds", fmt.Sprintf("durationSeconds must be between 0 and %d", int64(MaxDuration/time.Second)))
+	}
+	if exists != nil {
+		if err := exists(ctx, s); err != nil {
+			return State{}, err
+		}
 	}
 	st := State{Subject: s, Reason: req.Reason, OpenedBy: actor}
 	if req.DurationSeconds > 0 {

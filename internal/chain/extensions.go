@@ -78,6 +78,9 @@ func parseRetry(field string, v gjson.Result) (*RetryOptions, error) {
 	}
 	var o RetryOptions
 	err := forEachField(v, field, func(k, val gjson.Result) (err error) {
+		if val.Type == gjson.Null && (k.Str == "attempts" || k.Str == "max_wait_ms") {
+			return nil // unset
+		}
 		switch k.Str {
 		case "attempts":
 			o.Attempts, err = parseInt(field+".attempts", val, 0, MaxRetries)

@@ -180,6 +180,7 @@ func TestSkipUnhealthy(t *testing.T) {
 	// A model failing for 60 s while twenty requests arrive 4 s apart, then healthy again.
 	var served []string
 	var lines [][]chain.Attempt
+	var occurred []bool
 	for i := range 30 {
 		if i == 15 {
 			down = false // recovers at t = 60 s
@@ -194,6 +195,7 @@ func TestSkipUnhealthy(t *testing.T) {
 		res.Release()
 		served = append(served, res.Served)
 		lines = append(lines, attempts(res.Report))
+		occurred = append(occurred, res.Report.Occurred)
 		advance(4 * time.Second)
 	}
 	for i, s := range served[:15] {
@@ -202,9 +204,13 @@ func TestSkipUnhealthy(t *testing.T) {
 		}
 	}
 	skipped := 0
-	for _, l := range lines[:15] {
+	for i, l := range lines[:15] {
 		if l[0].Status == chain.Skipped && l[0].Reason == chain.Unhealthy {
 			skipped++
+			// Issue 34 item 17: another model served: the report says a failover occurred.
+			if !occurred[i] {
+				t.Errorf("request %d skipped the primary and the fallback served, but occurred is false", i)
+			}
 		}
 	}
 	if skipped < 10 {

@@ -166,7 +166,7 @@ func (r *runner[T]) nextTarget(ctx context.Context, next *int, minWindow int) in
 		*next++
 		t := r.p.Targets[i]
 		if skip := r.skip(ctx, i, t, minWindow); skip != "" {
-			r.line(t.line(Skipped, skip))
+			r.passOver(t, skip)
 			continue
 		}
 		return i

@@ -125,7 +125,7 @@ func Resolve(s Spec, keyDefaults *Defaults, project Settings) (Plan, error) {
 	p.overlay(r.On, r.Retry, r.OnInterrupt, r.SkipUnhealthy)
 	p.hedge(r.HedgeAfterMS)
 	if p.HedgeAfter > 0 && p.Retry.Attempts > 0 {
-		return Plan{}, errHedgeWithRetry("redundancy.hedge_after_ms")
+		return Plan{}, hedgeWithRetry(r.HedgeAfterMS > 0, r.Retry != nil)
 	}
 	for i, e := range entries {
 		t := overlay(base, e.TimeoutMS, e.FirstTokenTimeoutMS)
@@ -161,6 +161,23 @@ func (p *Plan) hedge(ms int) {
 // retry beside its own earlier attempt.
 func errHedgeWithRetry(field string) error {
 	return &InputError{Field: field, Message: "cannot be combined with retry (set one of them)"}
+}
+
+// hedgeWithRetry is errHedgeWithRetry for a request, naming what it sent and the way out: which of
+// the two the request set (hedge, retry) and which came from the key's failoverDefaults (a
+// request's own value wins over the key's, so "retry": {"attempts": 0} turns the key's retries off).
+func hedgeWithRetry(hedge, retry bool) error {
+	const off = `send "retry": {"attempts": 0} in redundancy to hedge without retries`
+	switch {
+	case hedge && retry:
+		return &InputError{Field: "redundancy.hedge_after_ms", Message: "cannot be combined with redundancy.retry: a chain either retries a failed model or hedges a slow one; " + off}
+	case hedge:
+		return &InputError{Field: "redundancy.hedge_after_ms", Message: "cannot be combined with retry, and this API key's failoverDefaults retry a failed model: " + off}
+	case retry: // the key hedges by default and the request asked for retries
+		return &InputError{Field: "redundancy.retry", Message: "cannot be combined with hedging, and this API key's failoverDefaults set hedge_after_ms: send the request without retry (or \"attempts\": 0)"}
+	default: // both the key's (NormalizeDefaults refuses such defaults)
+		return errHedgeWithRetry("failoverDefaults.hedge_after_ms")
+	}
 }
 
 func overlay(s Settings, timeoutMS, firstTokenMS int) Settings {

@@ -2,6 +2,7 @@ package chain_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,4 +237,45 @@ func TestTriggers(t *testing.T) {
 	}
 	_, err := chain.ParseTriggers("redundancy.on", []string{"timeout", "nope"})
 	wantInputError(t, err, "redundancy.on")
+}
+
+// Issue 34 item 9: hedging and same-model retries cannot be combined; the refusal names the field
+// the request sent and says the way out — when the retry is the key's default, that a request
+// turns it off with "retry": {"attempts": 0} and then may hedge.
+func TestResolve_HedgeWithRetrySaysTheWayOut(t *testing.T) {
+	retrying := &chain.Defaults{Models: []string{"a", "b"}, Retry: &chain.RetryOptions{Attempts: 2}}
+	hedging := &chain.Defaults{Models: []string{"a", "b"}, HedgeAfterMS: 400}
+	for _, tc := range []struct {
+		name, body string
+		defaults   *chain.Defaults
+		field      string
+		says       []string
+	}{
+		{"the key's retry, the request's hedge", `{"models":["a","b"],"redundancy":{"hedge_after_ms":300}}`, retrying,
+			"redundancy.hedge_after_ms", []string{"failoverDefaults", `"retry": {"attempts": 0}`}},
+		{"both the request's", `{"models":["a","b"],"redundancy":{"hedge_after_ms":300,"retry":{"attempts":1}}}`, nil,
+			"redundancy.hedge_after_ms", []string{"redundancy.retry", `"attempts": 0`}},
+		{"the key's hedge, the request's retry", `{"models":["a","b"],"redundancy":{"retry":{"attempts":1}}}`, hedging,
+			"redundancy.retry", []string{"failoverDefaults", "hedge_after_ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := chain.Resolve(mustParse(t, tc.body), tc.defaults, project)
+			wantInputError(t, err, tc.field)
+			for _, s := range tc.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%q does not say %s", err, s)
+				}
+			}
+		})
+	}
+	// The way out works: the key's retry turned off, the request hedges.
+	p, err := chain.Resolve(mustParse(t, `{"models":["a","b"],"redundancy":{"hedge_after_ms":300,"retry":{"attempts":0}}}`), retrying, project)
+	if err != nil || p.HedgeAfter != ms(300) || p.Retry.Attempts != 0 {
+		t.Errorf("retry off and a hedge: %+v, %v", p, err)
+	}
+	// A null hedge_after_ms is unset: the key's retry applies and nothing is refused.
+	p, err = chain.Resolve(mustParse(t, `{"models":["a","b"],"redundancy":{"hedge_after_ms":null}}`), retrying, project)
+	if err != nil || p.HedgeAfter != 0 || p.Retry.Attempts != 2 {
+		t.Errorf("hedge_after_ms null: %+v, %v", p, err)
+	}
 }

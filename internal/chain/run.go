@@ -123,7 +123,7 @@ func (r *runner[T]) run(ctx context.Context) (Result[T], error) {
 	minWindow := -1         // after a context-length refusal: only larger windows
 	for i, t := range r.p.Targets {
 		if skip := r.skip(ctx, i, t, minWindow); skip != "" {
-			r.line(t.line(Skipped, skip))
+			r.passOver(t, skip)
 			continue
 		}
 		if pending != nil {
@@ -164,6 +164,17 @@ func (r *runner[T]) skip(ctx context.Context, i int, t Target, minWindow int) Re
 		return Unhealthy
 	}
 	return ""
+}
+
+// passOver reports t skipped for skip. A model passed over as unhealthy is a failover (whatever
+// serves is not the model the chain would have tried): the report says one occurred, as it does
+// after a failed attempt. A deployment the plan skips is routing within its model, and a
+// context-length skip follows a failure that said so already.
+func (r *runner[T]) passOver(t Target, skip Reason) {
+	r.line(t.line(Skipped, skip))
+	if skip == Unhealthy {
+		r.res.Report.Occurred = true
+	}
 }
 
 // model tries one model, with the plan's retries: it returns nothing when the model served, the

@@ -171,10 +171,15 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 				default:
 					e.Model = strings.Clone(val.Str)
 				}
-			case "timeout_ms":
-				e.TimeoutMS, err = parseMS(field+".timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
-			case "first_token_timeout_ms":
-				e.FirstTokenTimeoutMS, err = parseMS(field+".first_token_timeout_ms", val, MinFirstTokenTimeoutMS, MaxFirstTokenTimeoutMS)
+			case "timeout_ms", "first_token_timeout_ms":
+				if val.Type == gjson.Null {
+					return nil // unset, as a null chain field is
+				}
+				if k.Str == "timeout_ms" {
+					e.TimeoutMS, err = parseMS(field+".timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)
+				} else {
+					e.FirstTokenTimeoutMS, err = parseMS(field+".first_token_timeout_ms", val, MinFirstTokenTimeoutMS, MaxFirstTokenTimeoutMS)
+				}
 			default:
 				err = &InputError{Field: field + "." + k.Str, Message: "unknown field (allowed: model, timeout_ms, first_token_timeout_ms)"}
 			}
@@ -188,12 +193,18 @@ func parseEntry(field string, v gjson.Result) (Entry, error) {
 	return Entry{}, &InputError{Field: field, Message: "must be a model name or a {model, timeout_ms, first_token_timeout_ms} object"}
 }
 
+// optionNames are the members of redundancy.
+var optionNames = []string{"timeout_ms", "first_token_timeout_ms", "on", "retry", "on_interrupt", "skip_unhealthy", "hedge_after_ms"}
+
 func parseOptions(v gjson.Result) (Options, error) {
 	if !v.IsObject() {
 		return Options{}, &InputError{Field: "redundancy", Message: "must be an object {timeout_ms, first_token_timeout_ms, on, retry, on_interrupt, skip_unhealthy, hedge_after_ms}"}
 	}
 	var o Options
 	err := forEachField(v, "redundancy", func(k, val gjson.Result) (err error) {
+		if val.Type == gjson.Null && slices.Contains(optionNames, k.Str) {
+			return nil // unset, as a null chain field (or redundancy itself) is: SDKs send None so
+		}
 		switch k.Str {
 		case "timeout_ms":
 			o.TimeoutMS, err = parseMS("redundancy.timeout_ms", val, MinTimeoutMS, MaxTimeoutMS)

@@ -57,6 +57,16 @@ func TestParseSpec_Accepts(t *testing.T) {
 		{"3.2 redundancy empty object", `{"model":"a","redundancy":{}}`, chain.Spec{Model: "a"}},
 		{"3.2 integral number written with exponent", `{"model":"a","redundancy":{"timeout_ms":1e3}}`,
 			chain.Spec{Model: "a", Redundancy: chain.Options{TimeoutMS: 1000}}},
+		// Issue 34 item 9: null means unset inside redundancy and an entry too, as it does for the
+		// chain fields themselves (SDKs send a None as null).
+		{"3.5a redundancy members null are unset", `{"model":"a","redundancy":{"timeout_ms":null,"first_token_timeout_ms":null,"on":null,"retry":null,"on_interrupt":null,"skip_unhealthy":null,"hedge_after_ms":null}}`,
+			chain.Spec{Model: "a"}},
+		{"3.5a hedge_after_ms null beside a set member", `{"model":"a","redundancy":{"hedge_after_ms":null,"timeout_ms":2000}}`,
+			chain.Spec{Model: "a", Redundancy: chain.Options{TimeoutMS: 2000}}},
+		{"3.1 entry timeouts null are unset", `{"models":[{"model":"a","timeout_ms":null,"first_token_timeout_ms":null}]}`,
+			chain.Spec{Models: []chain.Entry{{Model: "a"}}}},
+		{"3.5a retry members null are unset", `{"model":"a","redundancy":{"retry":{"attempts":1,"max_wait_ms":null}}}`,
+			chain.Spec{Model: "a", Redundancy: chain.Options{Retry: &chain.RetryOptions{Attempts: 1}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +104,8 @@ func TestParseSpec_Rejects(t *testing.T) {
 		{"3.1 duplicate key inside a models entry", `{"models":[{"model":"a","model":"b"}]}`, "models[0].model"},
 		{"3.1 duplicate key inside a fallback entry", `{"model":"a","fallback_models":[{"model":"b","timeout_ms":1000,"timeout_ms":2000}]}`, "fallback_models[0].timeout_ms"},
 		{"3.2 duplicate key inside redundancy", `{"model":"a","redundancy":{"on":["timeout"],"on":["server_error"]}}`, "redundancy.on"},
+		{"3.2 duplicate key inside redundancy, one null", `{"model":"a","redundancy":{"hedge_after_ms":null,"hedge_after_ms":500}}`, "redundancy.hedge_after_ms"},
+		{"3.1 entry model null", `{"models":[{"model":null}]}`, "models[0].model"},
 		{"3.1 model not a string", `{"model":["a"]}`, "model"},
 		{"3.1 models with fallback_models", `{"models":["a"],"fallback_models":["b"]}`, "fallback_models"},
 		{"3.1 models with fallback_models and model", `{"model":"a","models":["a","b"],"fallback_models":["c"]}`, "fallback_models"},

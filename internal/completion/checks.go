@@ -109,7 +109,8 @@ func (c *Call) checkCaller(_ context.Context, _ *policycheck.Inputs) error {
 
 // resolveChain builds the call's plan from the request's chain fields (a model alias standing for
 // its chain) and the key's defaults:
-// an error is a chain that cannot be built (no model, too many).
+// an error is a chain that cannot be built (no model, too many), or a hedge the request asks for
+// on a key an admin forbade hedging (403); an alias's hedging is left out for such a key.
 func (c *Call) resolveChain(_ context.Context, dry *policycheck.Inputs) error {
 	spec := c.Input.Chain
 	if a := c.svc.Aliases[spec.Model]; a != nil && spec.Models == nil && spec.Fallbacks == nil {
@@ -118,6 +119,13 @@ func (c *Call) resolveChain(_ context.Context, dry *policycheck.Inputs) error {
 	var err error
 	if c.Plan, err = chain.Resolve(spec, c.key.FailoverDefaults, c.svc.Settings); err != nil {
 		return err
+	}
+	if c.Plan.HedgeAfter > 0 && !c.key.HedgingAllowed() {
+		if c.Input.Chain.Redundancy.HedgeAfterMS > 0 {
+			return fault.New(fault.Forbidden, "Access denied", "redundancy.hedge_after_ms: this API key may not hedge "+
+				"(an admin set allowHedging: false); send the request without hedge_after_ms").WithCode("hedging_not_allowed").WithParam("redundancy.hedge_after_ms")
+		}
+		c.Plan.HedgeAfter = 0 // a model alias's hedging: the key's attempts run one at a time
 	}
 	if dry != nil {
 		dry.Models = c.Plan.Models()
@@ -258,7 +266,7 @@ func (c *Call) quote(ctx context.Context, dry *policycheck.Inputs) error {
 		return nil
 	}
 	q, err := b.Quote(ctx, c.key, c.models, c.estimate())
-	if q.User != nil && q.Mode == apikey.UserCompletions && !q.BillingFallback {
+	if q.User != nil && q.Mode == apikey.UserCompletions && !q.BillingFallback && q.User.HasQuota() {
 		left := int(q.User.PointsRemaining())
 		dry.PointsRemaining = &left
 	}

@@ -13,11 +13,15 @@ import (
 	"github.com/secureai-gateway/gateway/internal/identity"
 )
 
-// Subject is the caller of the request ctx belongs to, as events name it.
+// Subject is the caller of the request ctx belongs to, as events name it. A web console session
+// names the console and the admin key whose operator opened it, beside its own id.
 func Subject(ctx context.Context) event.Subject {
 	s := event.Subject{RequestID: identity.RequestID(ctx)}
 	if k := identity.Key(ctx); k != nil {
 		s.UserID, s.APIKeyID = k.UserID, k.ID
+		if k.IsSession() {
+			s.Via, s.OperatorKeyID = event.ViaConsole, k.SessionOf
+		}
 	}
 	return s
 }

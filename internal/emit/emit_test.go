@@ -180,3 +180,17 @@ func TestACrossingIsOneBudgetThresholdEvent(t *testing.T) {
 		t.Errorf("data = %+v, want %+v", d, want)
 	}
 }
+
+// Issue 34 item 11: an event's subject for a web console session names the console and the admin
+// key that opened the session; an API key's names neither.
+func TestASessionsSubjectNamesTheConsoleAndTheOperator(t *testing.T) {
+	ctx := identity.WithRequestID(context.Background(), "req_1")
+	session := &apikey.Key{ID: "key_session", UserID: "admin", Admin: true, SessionOf: "key_operator"}
+	if got, want := emit.Subject(identity.WithKey(ctx, session)), (event.Subject{UserID: "admin", APIKeyID: "key_session", RequestID: "req_1",
+		Via: "console", OperatorKeyID: "key_operator"}); got != want {
+		t.Errorf("a session's subject %+v, want %+v", got, want)
+	}
+	if got := emit.Subject(identity.WithKey(ctx, &apikey.Key{ID: "key_operator", Admin: true})); got.Via != "" || got.OperatorKeyID != "" {
+		t.Errorf("an API key's subject %+v names a console", got)
+	}
+}

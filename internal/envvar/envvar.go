@@ -6,7 +6,9 @@ package envvar
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -100,6 +102,44 @@ func (r *Reader) Bool(name string, def bool) bool {
 		return def
 	}
 	return b
+}
+
+// Fraction reads a number from 0 to 1 ("0.25").
+func (r *Reader) Fraction(name string, def float64) float64 {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0 && f <= 1) {
+		r.fail(name, "a number from 0 to 1 such as 0.25")
+		return def
+	}
+	return f
+}
+
+// Prefixes reads a comma-separated list of IP addresses and CIDR prefixes ("127.0.0.1,
+// 10.0.0.0/8, ::1"); an address is a prefix of its own. Unset: none.
+func (r *Reader) Prefixes(name string) []netip.Prefix {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				r.fail(name, "comma-separated IP addresses or CIDR prefixes such as 127.0.0.1,10.0.0.0/8")
+				return nil
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out
 }
 
 func (r *Reader) fail(name, want string) {

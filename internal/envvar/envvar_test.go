@@ -44,6 +44,12 @@ func TestEachKindRefusesWhatItCannotUse(t *testing.T) {
 		{"bool word", "yes", func(r *Reader) { r.Bool("V", true) }, false},
 		{"check passes", "abc", func(r *Reader) { r.Check("V", "", "letters", func(v string) bool { return v == "abc" }) }, true},
 		{"check fails", "a c", func(r *Reader) { r.Check("V", "", "letters", func(v string) bool { return v == "abc" }) }, false},
+		{"fraction", "0.25", func(r *Reader) { r.Fraction("V", 1) }, true},
+		{"fraction one", "1", func(r *Reader) { r.Fraction("V", 1) }, true},
+		{"fraction over one", "1.5", func(r *Reader) { r.Fraction("V", 1) }, false},
+		{"fraction not a number", "NaN", func(r *Reader) { r.Fraction("V", 1) }, false},
+		{"prefixes", "127.0.0.1, 10.0.0.0/8,::1", func(r *Reader) { r.Prefixes("V") }, true},
+		{"prefixes with a host name", "127.0.0.1,proxy.internal", func(r *Reader) { r.Prefixes("V") }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New(func(string) string { return tc.value })
@@ -52,5 +58,18 @@ func TestEachKindRefusesWhatItCannotUse(t *testing.T) {
 				t.Errorf("%q: error %v, want ok=%v", tc.value, r.Err(), tc.ok)
 			}
 		})
+	}
+}
+
+func TestPrefixesReadsAddressesAndCIDRs(t *testing.T) {
+	got := New(func(string) string { return "127.0.0.1, 10.1.2.3/8,::1" }).Prefixes("V")
+	want := []string{"127.0.0.1/32", "10.0.0.0/8", "::1/128"}
+	if len(got) != len(want) {
+		t.Fatalf("Prefixes = %v, want %v", got, want)
+	}
+	for i, p := range got {
+		if p.String() != want[i] {
+			t.Errorf("Prefixes[%d] = %s, want %s", i, p, want[i])
+		}
 	}
 }

@@ -112,7 +112,14 @@ type Subject struct {
 	UserID    string `json:"userId,omitempty"`
 	APIKeyID  string `json:"apiKeyId,omitempty"`
 	RequestID string `json:"requestId,omitempty"`
+	// Via is "console" for an action taken in the web console, whose APIKeyID is then the
+	// console session's; OperatorKeyID is the admin key that opened that session.
+	Via           string `json:"via,omitempty"`
+	OperatorKeyID string `json:"operatorKeyId,omitempty"`
 }
+
+// ViaConsole is Subject.Via for an action taken in the web console.
+const ViaConsole = "console"
 
 // Failover is the data of api:model_failover: one transition, failedModel failed and nextModel
 // is tried next. The providers name the deployments, for models served by several (absent

@@ -45,11 +45,21 @@ func emitted(t *testing.T) []event.Event {
 		if !typ.IsAdmin() {
 			continue
 		}
-		action := "update"
+		if typ == event.AdminConsoleAction {
+			// A refused console sign-in (issue 34 item 5): the client and why, as the console sends it.
+			e, err := event.AdminEvent(typ, event.Admin{Action: "sign_in_failed", Target: event.Target{Kind: "console_session"}, Subject: sub},
+				nil, map[string]any{"client": "198.51.100.7", "reason": "unknown API key"}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+		}
+		action, subject := "update", sub
 		if typ == event.AdminConsoleAction {
 			action = "sign_in" // the console's actions are its own: sign_in, sign_out, request
+			subject.Via, subject.OperatorKeyID = event.ViaConsole, "key_operator"
 		}
-		e, err := event.AdminEvent(typ, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: sub},
+		e, err := event.AdminEvent(typ, event.Admin{Action: action, Target: event.Target{Kind: "webhook", ID: "wh_1"}, Subject: subject},
 			map[string]any{"enabled": false}, map[string]any{"enabled": true}, now)
 		if err != nil {
 			t.Fatal(err)

@@ -135,21 +135,25 @@ func checkEnvelope(t *testing.T, path string, h http.Header, body gjson.Result, 
 	}
 }
 
-// The mux's redirect to a cleaned path carries a request id like every other answer.
-func TestPathCleaningRedirectCarriesARequestID(t *testing.T) {
+// A path the mux would redirect to its cleaned form is a 404 in its surface's envelope with a
+// request id, like every other answer (issue 34 item 10): never a redirect.
+func TestAnUncleanPathIsA404WithARequestID(t *testing.T) {
 	// Not validated against docs/openapi.yaml: an uncleaned path is in no document.
 	srv := gatewaykit.Serve(t, &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
 		gatewaykit.Env(), gatewaykit.Unvalidated())
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, _ := http.NewRequest("GET", srv.URL+"/v1//models", bytes.NewReader(nil))
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	if res.StatusCode/100 != 3 || res.Header.Get("Location") != "/v1/models" || !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") {
-		t.Errorf("GET /v1//models: status %d Location %q X-Request-Id %q, want a redirect to /v1/models with a request id",
-			res.StatusCode, res.Header.Get("Location"), res.Header.Get("X-Request-Id"))
+	for _, path := range []string{"/v1//models", "//v1/chat/completions", "/v1"} {
+		req, _ := http.NewRequest("GET", srv.URL+path, bytes.NewReader(nil))
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Location") != "" || !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") ||
+			gjson.GetBytes(raw, "error.code").String() != "not_found" {
+			t.Errorf("GET %s: status %d Location %q X-Request-Id %q %s, want a 404 in the OpenAI envelope with a request id",
+				path, res.StatusCode, res.Header.Get("Location"), res.Header.Get("X-Request-Id"), raw)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
@@ -76,6 +77,12 @@ type Deps struct {
 	// Events receives the audit events of the web console's actions; nil: the console is off
 	// (every other feature publishes through its own hook above).
 	Events event.Publisher
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto and X-Forwarded-For the web
+	// console believes (SECUREAI_TRUSTED_PROXIES); nil: none.
+	TrustedProxies []netip.Prefix
+	// LocalURL is the local server's base URL (http://127.0.0.1:$PORT): the first server GET
+	// /openapi.json names; "" leaves the document's own (port 8080), as in the cloud.
+	LocalURL string
 	// Metrics serves GET /metrics, to admin keys only (the local server's Prometheus registry);
 	// nil: no such route.
 	Metrics http.Handler

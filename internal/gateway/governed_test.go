@@ -155,6 +155,32 @@ func TestDeliberateBlocksSendNothing(t *testing.T) {
 	}
 }
 
+// Issue 34 item 10: a breaker is opened only for a key or user that exists; any other subject is
+// a 404 naming it, and nothing is opened.
+func TestABreakerNeedsASubjectThatExists(t *testing.T) {
+	g := gatewaykit.ServeFakes(t, "")
+	g.NewKey(t, `{"name":"k","userId":"u-real"}`)
+	_, _, keys := g.Call(t, "GET", "/admin/api-keys?name=k", g.Admin, "")
+	keyID := keys.Get("apiKeys.0.id").String()
+	for _, tc := range []struct {
+		subject string
+		status  int
+	}{
+		{`"subjectType":"key","subjectId":"key_doesnotexist"`, 404},
+		{`"subjectType":"user","subjectId":"nobody"`, 404},
+		{`"subjectType":"key","subjectId":"` + keyID + `"`, 201},
+		{`"subjectType":"user","subjectId":"u-real"`, 201},
+	} {
+		status, _, body := g.Call(t, "POST", "/admin/circuit-breakers", g.Admin, `{`+tc.subject+`,"reason":"incident"}`)
+		if status != tc.status || (status == 404 && body.Get("success").Bool()) {
+			t.Errorf("opening {%s}: %d %s, want %d", tc.subject, status, body.Raw, tc.status)
+		}
+	}
+	if _, _, list := g.Call(t, "GET", "/admin/circuit-breakers", g.Admin, ""); len(list.Get("circuitBreakers").Array()) != 2 {
+		t.Errorf("open breakers %s, want the two whose subject exists", list.Raw)
+	}
+}
+
 // POST /policy-check agrees with the real call: for each case, the dry run and then the call;
 // allowed matches success, and a refusal's status is the call's status.
 func TestPolicyCheckAgreesWithTheCall(t *testing.T) {

@@ -300,3 +300,59 @@ func TestAKeysDefaultsHedge(t *testing.T) {
 		t.Errorf("the key is not listed: %s", listed.Raw)
 	}
 }
+
+// Issue 34 item 9, through the local server: a key whose defaults retry refuses a hedged request
+// saying the way out, which works; hedge_after_ms null is unset; an admin can forbid hedging for a
+// key (allowHedging false: a hedged request is a 403, any other is served), and such a key's
+// defaults cannot hedge.
+func TestHedgingAndTheKeysSettings(t *testing.T) {
+	g := gatewaykit.ServeFakes(t, "")
+	chat := func(key, redundancy string) (int, gjson.Result) {
+		t.Helper()
+		status, _, body := g.Call(t, "POST", "/v1/chat/completions", key, gatewaykit.ChatBody(`"models":["fake/ok","other/ok"],"redundancy":`+redundancy))
+		return status, body
+	}
+	retrying := g.NewKey(t, `{"name":"retrying","failoverDefaults":{"models":["fake/ok","other/ok"],"retry":{"attempts":2}}}`)
+	status, body := chat(retrying, `{"hedge_after_ms":500}`)
+	if msg := body.Get("error.message").String(); status != 400 || body.Get("error.param").String() != "redundancy.hedge_after_ms" || !strings.Contains(msg, `"retry": {"attempts": 0}`) {
+		t.Errorf("a hedge on a key whose defaults retry: %d %s, want a 400 saying the way out", status, body.Raw)
+	}
+	if status, body := chat(retrying, `{"hedge_after_ms":500,"retry":{"attempts":0}}`); status != 200 {
+		t.Errorf("the way out: %d %s", status, body.Raw)
+	}
+	if status, body := chat(retrying, `{"hedge_after_ms":null}`); status != 200 {
+		t.Errorf("hedge_after_ms null: %d %s, want it unset", status, body.Raw)
+	}
+
+	unhedged := g.NewKey(t, `{"name":"unhedged","allowHedging":false}`)
+	status, body = chat(unhedged, `{"hedge_after_ms":500}`)
+	if status != 403 || body.Get("error.code").String() != "hedging_not_allowed" || body.Get("error.param").String() != "redundancy.hedge_after_ms" {
+		t.Errorf("a hedge on a key that may not hedge: %d %s, want 403 hedging_not_allowed", status, body.Raw)
+	}
+	if status, body := chat(unhedged, `{"timeout_ms":5000}`); status != 200 {
+		t.Errorf("an unhedged request of that key: %d %s", status, body.Raw)
+	}
+	_, _, keys := g.Call(t, "GET", "/admin/api-keys", g.Admin, "")
+	allowed := map[string]gjson.Result{}
+	for _, k := range keys.Get("apiKeys").Array() {
+		allowed[k.Get("name").String()] = k
+	}
+	if allowed["unhedged"].Get("allowHedging").Bool() || !allowed["retrying"].Get("allowHedging").Bool() {
+		t.Errorf("allowHedging shown as %s and %s, want false and true (the default)", allowed["unhedged"].Get("allowHedging").Raw, allowed["retrying"].Get("allowHedging").Raw)
+	}
+	id := allowed["unhedged"].Get("id").String()
+	status, _, body = g.Call(t, "PATCH", "/admin/api-keys/"+id, g.Admin, `{"failoverDefaults":{"models":["fake/ok"],"hedge_after_ms":300}}`)
+	if status != 400 || !strings.HasPrefix(body.Get("message").String(), "failoverDefaults.hedge_after_ms") {
+		t.Errorf("hedging defaults on a key that may not hedge: %d %s, want 400 naming failoverDefaults.hedge_after_ms", status, body.Raw)
+	}
+	g.NewKey(t, `{"name":"hedging","failoverDefaults":{"models":["fake/ok","other/ok"],"hedge_after_ms":300}}`)
+	_, _, keys = g.Call(t, "GET", "/admin/api-keys?name=hedging", g.Admin, "")
+	status, _, body = g.Call(t, "PATCH", "/admin/api-keys/"+keys.Get("apiKeys.0.id").String(), g.Admin, `{"allowHedging":false}`)
+	if status != 400 || !strings.HasPrefix(body.Get("message").String(), "allowHedging") {
+		t.Errorf("forbidding hedging on a key whose defaults hedge: %d %s, want 400 naming allowHedging", status, body.Raw)
+	}
+	status, _, body = g.Call(t, "PATCH", "/admin/api-keys/"+keys.Get("apiKeys.0.id").String(), g.Admin, `{"allowHedging":false,"failoverDefaults":{"models":["fake/ok","other/ok"]}}`)
+	if status != 200 || body.Get("apiKey.allowHedging").Bool() {
+		t.Errorf("forbidding hedging with defaults that no longer hedge: %d %s", status, body.Raw)
+	}
+}

@@ -136,3 +136,71 @@ func TestTheBootstrapAdminKeyHasNoLimits(t *testing.T) {
 		}
 	}
 }
+
+// Issue 34 item 13: make run's admin key has no limits, and its user no quota: a newcomer's calls
+// are not refused with a 402 after the default 1 000 points, and /usage shows no limit.
+func TestTheBootstrapKeyIsNeverOutOfPoints(t *testing.T) {
+	cat, up := gatewaykit.Fakes(t, "")
+	cat.Models["fake/ok"].Points = 600 // two calls pass the default 1 000 points a month
+	g := gatewaykit.Serve(t, cat, gatewaykit.Env(), gatewaykit.WithUpstream(up))
+	for i := range 2 {
+		if status, _, body := g.Call(t, "POST", "/v1/chat/completions", g.Admin, gatewaykit.ChatBody(`"model":"fake/ok"`)); status != 200 {
+			t.Fatalf("call %d: %d %s", i+1, status, body.Raw)
+		}
+	}
+	status, _, usage := g.Call(t, "GET", "/usage", g.Admin, "")
+	if status != 200 || usage.Get("points.monthly_limit").Type != gjson.Null || usage.Get("points.remaining").Type != gjson.Null ||
+		usage.Get("points.used").Int() != 1200 {
+		t.Errorf("usage %d %s, want no limit (null) and the 1200 points used", status, usage.Raw)
+	}
+	// A key an admin makes for another user still gets the default quota.
+	other := g.NewKey(t, `{"name":"app","userId":"team"}`)
+	if _, _, usage := g.Call(t, "GET", "/usage", other, ""); usage.Get("points.monthly_limit").Int() != 1000 {
+		t.Errorf("another user's usage %s, want the default 1000 points", usage.Raw)
+	}
+}
+
+// Issue 34 item 11: an action taken in the console is audited as the console's, naming the
+// operator whose key opened the session — not only the session's own key id.
+func TestAConsoleActionsAuditEntryNamesTheConsoleAndTheOperator(t *testing.T) {
+	g := gatewaykit.ServeFakes(t, "")
+	_, _, keys := g.Call(t, "GET", "/admin/api-keys", g.Admin, "")
+	operator := keys.Get("apiKeys.0.id").String()
+	post := func(path, body string, cookie *http.Cookie) *http.Response {
+		req, _ := http.NewRequest("POST", g.URL+path, strings.NewReader(body))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	res := post("/console/session", `{"key":"`+g.Admin+`"}`, nil)
+	if res.StatusCode != 200 || len(res.Cookies()) == 0 {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	if res := post("/console/api/admin/api-keys", `{"name":"made in the console"}`, res.Cookies()[0]); res.StatusCode != 201 {
+		t.Fatalf("creating a key through the console: %d", res.StatusCode)
+	}
+	var entry gjson.Result
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !entry.Exists(); time.Sleep(50 * time.Millisecond) {
+		_, _, logs := g.Call(t, "GET", "/admin/audit-logs?type=admin:api_key_created", g.Admin, "")
+		for _, e := range logs.Get("logs").Array() {
+			if strings.Contains(e.Get("metadata.data").Raw, "made in the console") {
+				entry = e
+			}
+		}
+	}
+	if !entry.Exists() {
+		t.Fatal("no audit entry for the key made in the console")
+	}
+	if entry.Get("metadata.via").String() != "console" || entry.Get("metadata.operatorKeyId").String() != operator ||
+		!strings.Contains(entry.Get("description").String(), "console") || !strings.Contains(entry.Get("description").String(), operator) {
+		t.Errorf("audit entry %s: want it to name the console and the operator's key %s", entry.Raw, operator)
+	}
+}

@@ -1,10 +1,12 @@
 package gateway_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -35,6 +37,18 @@ func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
 		}
 	}
 
+	// Issue 34 item 15: a request its client gives up on before any answer is counted apart, as
+	// canceled, neither served nor failed.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", g.URL+"/v1/chat/completions", strings.NewReader(gatewaykit.ChatBody(`"model":"fake/hang"`)))
+	req.Header.Set("Authorization", "Bearer "+key)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("a request to a model that hangs was answered: %d", res.StatusCode)
+	}
+	time.Sleep(200 * time.Millisecond) // the gateway sees the connection close and ends the chain
+
 	for _, c := range []struct {
 		key  string
 		want int
@@ -43,7 +57,7 @@ func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
 			t.Errorf("GET /metrics with key %q: %d, want %d", c.key, status, c.want)
 		}
 	}
-	req, _ := http.NewRequest("GET", g.URL+"/metrics", nil)
+	req, _ = http.NewRequest("GET", g.URL+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+g.Admin)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -74,6 +88,7 @@ func TestMetricsCountAServedRequestAndAFailover(t *testing.T) {
 		want   float64
 	}{
 		{"secureai_requests_total", []string{"surface", "openai", "outcome", "ok"}, 2},
+		{"secureai_requests_total", []string{"surface", "openai", "outcome", "canceled"}, 1},
 		{"secureai_failovers_total", []string{"from_model", "fake/error-500", "to_model", "fake/ok", "reason", "server_error"}, 1},
 		{"secureai_attempts_total", []string{"model", "fake/error-500", "provider", "fake", "status", "failed"}, 1},
 		{"secureai_attempts_total", []string{"model", "fake/ok", "provider", "fake", "status", "served"}, 2},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,8 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		},
 	}
 	env := gatewaykit.Env()
-	env.Tracing = tracing.Config{OTLP: true}
+	// The test's client is a trusted caller: its traceparent is the request's parent.
+	env.Tracing = tracing.Config{OTLP: true, TrustedCallers: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
 	srv := gatewaykit.Serve(t, cat, env, gatewaykit.Unvalidated())
 	secret := srv.Admin
 
@@ -76,6 +78,7 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+secret)
 		if traceparent != "" {
 			req.Header.Set("traceparent", traceparent)
+			req.Header.Set("tracestate", "vendor=callers-own-state")
 		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -160,9 +163,16 @@ func TestTracesOfAFailoverReachAnOTLPReceiver(t *testing.T) {
 		} else if has && (a["gen_ai.usage.input_tokens"].GetIntValue() <= 0 || a["gen_ai.usage.output_tokens"].GetIntValue() <= 0) {
 			t.Errorf("%s: usage %v / %v, want the provider's counts", w.model, a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"])
 		}
-		// The provider was told this attempt's span as the parent, in the caller's trace.
+		// The provider was told this attempt's span as the parent, in the caller's trace, and
+		// nothing of the caller's tracestate (issue 34 item 8), which no span records either.
 		if tp, want := calls[i].Header.Get("Traceparent"), "00-"+callerTrace+"-"+hexID(s.SpanId)+"-01"; tp != want {
 			t.Errorf("%s: the provider got traceparent %q, want %q", w.model, tp, want)
+		}
+		if ts := calls[i].Header.Get("Tracestate"); ts != "" {
+			t.Errorf("%s: the provider got the caller's tracestate %q", w.model, ts)
+		}
+		if s.TraceState != "" || root.TraceState != "" {
+			t.Errorf("%s: spans record the caller's tracestate %q / %q", w.model, s.TraceState, root.TraceState)
 		}
 	}
 

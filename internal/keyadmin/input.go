@@ -8,12 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/secureai-gateway/gateway/internal/apikey"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/printable"
 )
 
 // Opt is a field of a partial update: absent (Set false), null (Null true: clear it — back to its
@@ -54,6 +53,8 @@ type KeyInput struct {
 	AllowedModels        Opt[[]string]           `json:"allowedModels"`
 	AllowedSMLTPPolicies Opt[[]string]           `json:"allowedSMLTPPolicies"`
 	FailoverDefaults     Opt[chain.Defaults]     `json:"failoverDefaults"`
+	// AllowHedging false forbids hedge_after_ms for the key; null: back to the default, allowed.
+	AllowHedging Opt[bool] `json:"allowHedging"`
 }
 
 // RateLimitInput is the rateLimit object of a KeyInput.
@@ -66,9 +67,17 @@ const (
 	maxNameLen = 200
 	// maxCount bounds day and month limits: any real allowance, far from overflow.
 	maxCount = 1_000_000_000
+	// maxExpiryYear is the last year of RFC 3339 (and of JSON times) in UTC.
+	maxExpiryYear = 9999
 )
 
 var userIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:+-]{1,128}$`)
+
+// validUserID reports whether id may name a user: 1 to 128 letters, digits or . _ @ : + -, and
+// not a path segment of its own (. or ..), which a URL path or a log could not tell from one.
+func validUserID(id string) bool {
+	return userIDPattern.MatchString(id) && id != "." && id != ".."
+}
 
 // validated is a KeyInput checked against the catalog, with failoverDefaults clamped.
 type validated struct {
@@ -82,14 +91,14 @@ func (s *Service) validate(in KeyInput, now time.Time) (validated, error) {
 	if in.Name.Set && (in.Name.Null || in.Name.V == "" || len(in.Name.V) > maxNameLen) {
 		return v, fault.Invalid("name", fmt.Sprintf("name must be 1 to %d characters", maxNameLen))
 	}
-	if in.Name.Set && !printable(in.Name.V) {
+	if in.Name.Set && !printable.Text(in.Name.V) {
 		return v, fault.Invalid("name", "name must be printable text: no control characters, NUL or bidirectional overrides")
 	}
 	if in.Admin.Set && in.Admin.Null {
 		return v, fault.Invalid("admin", "admin must be true or false")
 	}
-	if in.UserID.Set && !in.UserID.Null && (!userIDPattern.MatchString(in.UserID.V) || in.UserID.V == "." || in.UserID.V == "..") {
-		return v, fault.Invalid("userId", "userId must be 1 to 128 letters, digits or . _ @ : + -")
+	if in.UserID.Set && !in.UserID.Null && !validUserID(in.UserID.V) {
+		return v, fault.Invalid("userId", "userId must be 1 to 128 letters, digits or . _ @ : + -, and not . or ..")
 	}
 	if in.BillingMode.Set && !in.BillingMode.Null && !in.BillingMode.V.Valid() {
 		return v, fault.Invalid("billingMode", fmt.Sprintf("billingMode must be %q or %q", apikey.UserCompletions, apikey.UsageByModel))
@@ -110,6 +119,11 @@ func (s *Service) validate(in KeyInput, now time.Time) (validated, error) {
 	}
 	if in.ExpiresAt.Set && !in.ExpiresAt.Null && !in.ExpiresAt.V.After(now) {
 		return v, fault.Invalid("expiresAt", "expiresAt must be in the future (revoke a key to stop it now)")
+	}
+	// A key's expiry is kept and shown in UTC, where RFC 3339 stops at year 9999: an offset can
+	// carry 9999-12-31T23:59:59-01:00 past it.
+	if in.ExpiresAt.Set && !in.ExpiresAt.Null && in.ExpiresAt.V.UTC().Year() > maxExpiryYear {
+		return v, fault.Invalid("expiresAt", fmt.Sprintf("expiresAt must be no later than %d-12-31T23:59:59Z (send null for a key that does not expire)", maxExpiryYear))
 	}
 	// An empty list would read as "none" to one reader and "every" to another: SPEC 7 refuses it.
 	if in.AllowedModels.Set && !in.AllowedModels.Null && len(in.AllowedModels.V) == 0 {
@@ -212,6 +226,20 @@ func (v validated) apply(k *apikey.Key) error {
 			k.FailoverDefaults = &d
 		}
 	}
+	if in.AllowHedging.Set {
+		k.AllowHedging = nil // null: the default, allowed
+		if !in.AllowHedging.Null {
+			b := in.AllowHedging.V
+			k.AllowHedging = &b
+		}
+	}
+	if d := k.FailoverDefaults; d != nil && d.HedgeAfterMS > 0 && !k.HedgingAllowed() {
+		// Judged on the key as it will be: either field may be the one this request changes.
+		if in.FailoverDefaults.Set {
+			return fault.Invalid("failoverDefaults.hedge_after_ms", "failoverDefaults.hedge_after_ms: this key may not hedge (allowHedging is false): leave hedge_after_ms out, or allow hedging")
+		}
+		return fault.Invalid("allowHedging", "allowHedging cannot be false while the key's failoverDefaults hedge (hedge_after_ms): send failoverDefaults without hedge_after_ms in the same request")
+	}
 	if d := k.FailoverDefaults; d != nil {
 		for i, m := range d.Models {
 			if !k.Allows(m) {
@@ -231,19 +259,4 @@ func distinct(names []string) []string {
 		}
 	}
 	return out
-}
-
-// printable reports whether s is valid UTF-8 with no control character (NUL included) and no
-// bidirectional formatting character, which could make a name read differently in a listing or a
-// log than it is.
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return false
-		}
-	}
-	return true
 }

@@ -196,6 +196,8 @@ func TestEveryFieldIsValidatedNamingTheField(t *testing.T) {
 		{"requestsPerMinute over 1000", `{"name":"a","rateLimit":{"requestsPerMinute":1001}}`, "rateLimit.requestsPerMinute"},
 		{"requestsPerHour over 10000", `{"name":"a","rateLimit":{"requestsPerHour":10001}}`, "rateLimit.requestsPerHour"},
 		{"expiresAt in the past", `{"name":"a","expiresAt":"2020-01-01T00:00:00Z"}`, "expiresAt"},
+		// Issue 34 item 10: year 10000 in UTC cannot be stored or shown as RFC 3339.
+		{"expiresAt past year 9999 in UTC", `{"name":"a","expiresAt":"9999-12-31T23:59:59-01:00"}`, "expiresAt"},
 		{"allowedModels unknown", `{"name":"a","allowedModels":["openai/gpt-5-nano","acme/nope"]}`, "allowedModels[1]"},
 		// SPEC 7: an empty list is refused (null allows every model, or the default policies).
 		{"allowedModels empty", `{"name":"a","allowedModels":[]}`, "allowedModels"},
@@ -286,6 +288,11 @@ func TestUpdateIsPartialAndSaysWhenItPropagates(t *testing.T) {
 	}
 	if code, _ := e.do(t, e.admin, "PUT", "/admin/api-keys/key_missing", `{"name":"x"}`); code != 404 {
 		t.Errorf("update of an unknown key: %d, want 404", code)
+	}
+	// Issue 34 item 10: a time past year 9999 in UTC is a 400 naming expiresAt, not a 500 from
+	// storing or showing it.
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/api-keys/"+id, `{"expiresAt":"9999-12-31T23:59:59-01:00"}`); code != 400 || out["param"] != "expiresAt" {
+		t.Errorf("expiresAt in year 10000 UTC: %d %v, want 400 naming expiresAt", code, out)
 	}
 }
 
@@ -468,6 +475,31 @@ func TestUsersBillingRecord(t *testing.T) {
 			t.Errorf("PUT %s: %d %v, want 400 naming budgetThresholds", body, code, out)
 		}
 	}
+	// A null allowance lifts the quota (shown as null, as the bootstrap admin's user has it); a
+	// number sets one again.
+	code, out = e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"monthlyPoints":null}`)
+	if pts, _ := out["user"].(map[string]any)["points"].(map[string]any); code != 200 || pts["monthlyAllowance"] != nil || pts["remaining"] != nil {
+		t.Errorf("monthlyPoints null: %d %v, want no allowance and nothing remaining shown as null", code, out)
+	}
+	code, out = e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"monthlyPoints":20}`)
+	if pts, _ := out["user"].(map[string]any)["points"].(map[string]any); code != 200 || pts["monthlyAllowance"] != 20.0 || pts["remaining"] != 20.0 {
+		t.Errorf("monthlyPoints 20: %d %v", code, out)
+	}
+	if code, out := e.do(t, e.admin, "PATCH", "/admin/users/team-b", `{"monthlyPoints":-1}`); code != 400 || out["param"] != "monthlyPoints" {
+		t.Errorf("monthlyPoints -1: %d %v, want 400 naming monthlyPoints", code, out)
+	}
+	// Issue 34 item 10: the path's id is decoded (%2E%2E is ..), and no user is named like a
+	// path segment, as no key's userId may be.
+	for _, id := range []string{"%2E%2E", "%2e", "a%20b"} {
+		if code, out := e.do(t, e.admin, "PUT", "/admin/users/"+id, `{"monthlyPoints":5}`); code != 400 || out["param"] != "id" {
+			t.Errorf("PUT /admin/users/%s: %d %v, want 400 naming id", id, code, out)
+		}
+	}
+	for _, id := range []string{"..", ".", "a b"} {
+		if _, err := e.store.User(context.Background(), id); !errors.Is(err, billing.ErrNotFound) {
+			t.Errorf("user %q was created (%v)", id, err)
+		}
+	}
 }
 
 func TestUsageShowsTheCallersQuotaLimitsAndCounts(t *testing.T) {
@@ -619,5 +651,47 @@ func TestRevokedKeysAndTheLastAdminAreKept(t *testing.T) {
 	e.create(t, map[string]any{"name": "ops 2", "admin": true})
 	if code, out := e.do(t, e.admin, "DELETE", "/admin/api-keys/"+admin, nil); code != 200 {
 		t.Errorf("revoking an admin key while another remains: %d %v, want 200", code, out)
+	}
+}
+
+// Issue 34 item 16: GET /admin/users lists every user by id, a page at a time, each as GET
+// /admin/users/{id} shows it; a bad limit or cursor is a 400 naming it.
+func TestUsersAreListedByID(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, map[string]any{"name": "a", "userId": "team-b"})
+	e.create(t, map[string]any{"name": "b", "userId": "team-a"})
+	if code, out := e.do(t, e.admin, "PUT", "/admin/users/team-c", `{"monthlyPoints":null}`); code != 200 {
+		t.Fatalf("PUT team-c: %d %v", code, out)
+	}
+	var ids []string
+	cursor := ""
+	for page := 0; ; page++ {
+		code, out := e.do(t, e.admin, "GET", "/admin/users?limit=2&cursor="+cursor, nil)
+		if code != 200 || page > 3 {
+			t.Fatalf("page %d: %d %v", page, code, out)
+		}
+		for _, u := range out["users"].([]any) {
+			u := u.(map[string]any)
+			ids = append(ids, u["id"].(string))
+			if u["id"] == "team-c" && u["points"].(map[string]any)["monthlyAllowance"] != nil {
+				t.Errorf("team-c listed as %v, want no quota", u)
+			}
+		}
+		next, _ := out["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if strings.Join(ids, ",") != "team-a,team-b,team-c" {
+		t.Errorf("listed %v, want team-a,team-b,team-c", ids)
+	}
+	for _, q := range []string{"limit=0", "limit=201", "limit=x", "cursor=***"} {
+		if code, out := e.do(t, e.admin, "GET", "/admin/users?"+q, nil); code != 400 {
+			t.Errorf("GET /admin/users?%s: %d %v, want 400", q, code, out)
+		}
+	}
+	if code, _ := e.do(t, &apikey.Key{ID: "key_normal"}, "GET", "/admin/users", nil); code != 403 {
+		t.Errorf("a normal key listing users: %d, want 403", code)
 	}
 }

@@ -371,18 +371,70 @@ func (s *Service) User(ctx context.Context, id string) (*billing.User, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.inCurrentPeriod(u)
+	return u, nil
+}
+
+// inCurrentPeriod shows u as the next billed request will find it; the record itself renews on
+// that request.
+func (s *Service) inCurrentPeriod(u *billing.User) {
 	current := billing.PeriodStart(u.RenewalDay, s.now())
 	if u.PeriodStart.Before(current) {
-		// Shown as the next billed request will find it; the record renews on that request.
 		u.PeriodStart, u.PointsUsed, u.SpendMicros = current, 0, 0
 	}
-	return u, nil
+}
+
+// UserPage is one page of the user listing; Next is the cursor of the following page, "" at the
+// end.
+type UserPage struct {
+	Users []*billing.User
+	Next  string
+}
+
+// ListUsers returns the users after the opaque cursor ("" for the first page), ordered by id, at
+// most limit of them (0 means DefaultPageSize), each in its current period.
+func (s *Service) ListUsers(ctx context.Context, after string, limit int) (UserPage, error) {
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return UserPage{}, fault.Invalid("limit", fmt.Sprintf("limit must be from 1 to %d", MaxPageSize))
+	}
+	var from string
+	if after != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(after)
+		if err != nil || len(raw) == 0 {
+			return UserPage{}, fault.Invalid("cursor", "cursor is not one this API returned")
+		}
+		from = string(raw)
+	}
+	l, ok := s.Users.(billing.Lister)
+	if !ok {
+		return UserPage{}, fault.New(fault.NotImplemented, "Not implemented", "this deployment's user store cannot list users")
+	}
+	users, err := l.ListUsers(ctx)
+	if err != nil {
+		return UserPage{}, err
+	}
+	start, _ := slices.BinarySearchFunc(users, from, func(u *billing.User, id string) int { return strings.Compare(u.ID, id) })
+	if start < len(users) && from != "" && users[start].ID == from {
+		start++
+	}
+	end := min(len(users), start+limit)
+	p := UserPage{Users: users[start:end]}
+	for _, u := range p.Users {
+		s.inCurrentPeriod(u)
+	}
+	if end < len(users) {
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte(users[end-1].ID))
+	}
+	return p, nil
 }
 
 // SetUser applies p to the user, creating the user with the defaults first if unknown.
 func (s *Service) SetUser(ctx context.Context, id string, p billing.UserPatch) (*billing.User, error) {
-	if !userIDPattern.MatchString(id) {
-		return nil, fault.Invalid("id", "a user id is 1 to 128 letters, digits or . _ @ : + -")
+	if !validUserID(id) {
+		return nil, fault.Invalid("id", "a user id is 1 to 128 letters, digits or . _ @ : + -, and not . or ..")
 	}
 	now := s.now()
 	if err := p.Apply(&billing.User{}, now); err != nil {

@@ -8,5 +8,7 @@ func View(k *apikey.Key) *apikey.Key {
 	v := k.Clone()
 	fillDefaults(v)
 	v.AllowedSMLTPPolicies = k.SMLTPPolicies()
+	allowed := k.HedgingAllowed()
+	v.AllowHedging = &allowed
 	return v
 }

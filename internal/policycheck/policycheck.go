@@ -53,7 +53,7 @@ type PolicyAccessCheck struct {
 type QuotaCheck struct {
 	Check
 	PointsRequired  int  `json:"points_required"`
-	PointsRemaining *int `json:"points_remaining"` // nil: the key is not billed in points
+	PointsRemaining *int `json:"points_remaining"` // nil: the key is not billed in points, or its user has no quota
 }
 
 // Checks are the dry run's checks.
@@ -133,7 +133,7 @@ type Inputs struct {
 	Verdicts     []policy.Verdict // CheckChain's verdicts
 
 	PointsRequired  int  // PointsRequired(models)
-	PointsRemaining *int // nil when not billed in points
+	PointsRemaining *int // nil when not billed in points, or without a quota
 	Quota           error
 
 	Breaker error // an open breaker of the key or its user

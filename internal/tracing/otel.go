@@ -2,9 +2,12 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
 
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
@@ -33,10 +36,24 @@ type otelTracer struct {
 	propagator propagation.TraceContext
 	content    bool
 	lambda     bool
+	trusted    []netip.Prefix // callers whose traceparent is a request's parent
 }
 
 func newOTel(ctx context.Context, c Config) (*otelTracer, error) {
-	exp, err := otlptracehttp.New(ctx) // configured by the OTEL_EXPORTER_OTLP_* variables
+	// Configured by the OTEL_EXPORTER_OTLP_* variables; an option here overrides them.
+	var opts []otlptracehttp.Option
+	if c.Endpoint != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(c.Endpoint))
+	}
+	if c.SigV4 {
+		if c.Credentials == nil || c.Region == "" {
+			return nil, errors.New("signing OTLP exports (SECUREAI_TRACES_SIGV4) needs AWS credentials and a region (AWS_REGION)")
+		}
+		opts = append(opts, otlptracehttp.WithHTTPClient(&http.Client{
+			Transport: &sigV4Transport{base: http.DefaultTransport, creds: c.Credentials, region: c.Region, signer: v4.NewSigner()},
+		}))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -47,21 +64,51 @@ func newOTel(ctx context.Context, c Config) (*otelTracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The sampler is the SDK's default unless OTEL_TRACES_SAMPLER names another.
-	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &otelTracer{provider: p, tracer: p.Tracer(scope), content: c.Content, lambda: c.Lambda}, nil
+	provider := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(res)}
+	if s := sampler(c); s != nil {
+		provider = append(provider, sdktrace.WithSampler(s))
+	}
+	p := sdktrace.NewTracerProvider(provider...)
+	return &otelTracer{provider: p, tracer: p.Tracer(scope), content: c.Content, lambda: c.Lambda, trusted: c.TrustedCallers}, nil
 }
 
-// Handler implements Tracer: a server span from the caller's traceparent to the response's end
-// (a stream's last byte). In Lambda the spans are exported before the invocation ends.
+// sampler is the operator's: the SDK's own when OTEL_TRACES_SAMPLER names one (nil here), else
+// SampleRatio of the traces the gateway starts, and a trusted caller's decision for the traces it
+// continues (only a trusted caller's traceparent becomes a parent: Handler).
+func sampler(c Config) sdktrace.Sampler {
+	if c.EnvSampler {
+		return nil
+	}
+	ratio := 1.0
+	if c.SampleRatio != nil {
+		ratio = *c.SampleRatio
+	}
+	return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
+}
+
+// Handler implements Tracer: a server span to the response's end (a stream's last byte). A
+// trusted caller's traceparent is its parent; anyone else's is a link, and the span starts a trace
+// of the gateway's own, sampled by the operator's sampler alone. The caller's tracestate is
+// dropped either way: the providers are sent, and the spans record, the gateway's trace context
+// only. In Lambda the spans are exported before the invocation ends.
 func (t *otelTracer) Handler(route string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := t.tracer.Start(ctx, route, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route)))
+		ctx := r.Context()
+		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route))}
+		caller := trace.SpanContextFromContext(t.propagator.Extract(context.Background(), propagation.HeaderCarrier(r.Header)))
+		if caller.IsValid() {
+			caller = caller.WithTraceState(trace.TraceState{})
+			if t.trusts(r) {
+				ctx = trace.ContextWithRemoteSpanContext(ctx, caller)
+			} else {
+				opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: caller}))
+			}
+		}
+		ctx, span := t.tracer.Start(ctx, route, opts...)
 		sw := &httpapi.StatusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r.WithContext(ctx))
-		status := sw.Status()
+		status := sw.StatusOf(r) // 499 for a caller gone before any answer
 		span.SetAttributes(attribute.Int("http.response.status_code", status))
 		if id := w.Header().Get("X-Request-Id"); id != "" {
 			span.SetAttributes(attribute.String("secureai.request_id", id))
@@ -75,6 +122,23 @@ func (t *otelTracer) Handler(route string, h http.Handler) http.Handler {
 			_ = t.provider.ForceFlush(context.WithoutCancel(r.Context()))
 		}
 	})
+}
+
+// trusts reports whether r comes from a trusted caller (Config.TrustedCallers).
+func (t *otelTracer) trusts(r *http.Request) bool {
+	if len(t.trusted) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	for _, p := range t.trusted {
+		if p.Contains(ap.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
 }
 
 // Attempt implements completion.Tracer: a client span `chat {model}`.

@@ -12,26 +12,43 @@ import (
 	"github.com/secureai-gateway/gateway/internal/provider"
 )
 
-func TestConfigOffLocallyAndInTests(t *testing.T) {
+// Locally tracing is off until an OTLP endpoint is set; in Lambda it is OTLP to the region's
+// X-Ray endpoint, signed, unless an endpoint (a collector) or SECUREAI_TRACES says otherwise.
+func TestConfigOffLocallyOTLPToXRayInLambda(t *testing.T) {
+	lambda := func(kv ...string) map[string]string {
+		m := map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "openai-chat", "AWS_REGION": "eu-west-1"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
 	for _, tc := range []struct {
 		name       string
 		env        map[string]string
 		otlp, xray bool
+		endpoint   string
+		sigV4      bool
 	}{
-		{"nothing set", map[string]string{}, false, false},
-		{"an OTLP endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true, false},
-		{"a traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, true, false},
-		{"the SDK disabled", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}, false, false},
-		{"no traces exporter", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"}, false, false},
-		{"X-Ray disabled in Lambda", map[string]string{"AWS_XRAY_SDK_DISABLED": "true", "AWS_LAMBDA_FUNCTION_NAME": "openai-chat"}, false, false},
-		{"in Lambda", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "openai-chat"}, false, true},
-		{"under a trace header", map[string]string{"_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793"}, false, true},
+		{"nothing set", map[string]string{}, false, false, "", false},
+		{"an OTLP endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true, false, "", false},
+		{"a traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, true, false, "", false},
+		{"the SDK disabled", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}, false, false, "", false},
+		{"no traces exporter", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"}, false, false, "", false},
+		{"turned off locally", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "SECUREAI_TRACES": "off"}, false, false, "", false},
+		{"in Lambda", lambda(), true, false, "https://xray.eu-west-1.amazonaws.com/v1/traces", true},
+		{"in Lambda with the ADOT collector", lambda("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318"), true, false, "", false},
+		{"in Lambda to X-Ray named", lambda("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://xray.us-east-1.amazonaws.com/v1/traces"), true, false, "", true},
+		{"in Lambda signing for a test receiver", lambda("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:4318/v1/traces", "SECUREAI_TRACES_SIGV4", "true"), true, false, "", true},
+		{"in Lambda unsigned to X-Ray", lambda("SECUREAI_TRACES_SIGV4", "false"), true, false, "https://xray.eu-west-1.amazonaws.com/v1/traces", false},
+		{"in Lambda with the X-Ray SDK", lambda("SECUREAI_TRACES", "xray"), false, true, "", false},
+		{"in Lambda with the X-Ray SDK disabled", lambda("SECUREAI_TRACES", "xray", "AWS_XRAY_SDK_DISABLED", "true"), false, false, "", false},
+		{"in Lambda turned off", lambda("SECUREAI_TRACES", "off"), false, false, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := envvar.New(func(k string) string { return tc.env[k] })
 			c := ParseConfig(r)
-			if r.Err() != nil || c.OTLP != tc.otlp || c.XRay != tc.xray || c.Content {
-				t.Errorf("ParseConfig = %+v (%v), want OTLP %v, X-Ray %v, no content", c, r.Err(), tc.otlp, tc.xray)
+			if r.Err() != nil || c.OTLP != tc.otlp || c.XRay != tc.xray || c.Endpoint != tc.endpoint || c.SigV4 != tc.sigV4 || c.Content {
+				t.Errorf("ParseConfig = %+v (%v), want OTLP %v to %q signed %v, X-Ray %v, no content", c, r.Err(), tc.otlp, tc.endpoint, tc.sigV4, tc.xray)
 			}
 			tr, err := New(context.Background(), Config{})
 			if tr != nil || err != nil {
@@ -39,10 +56,17 @@ func TestConfigOffLocallyAndInTests(t *testing.T) {
 			}
 		})
 	}
+	r := envvar.New(func(k string) string { return map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "openai-chat"}[k] })
+	ParseConfig(r)
+	var e *envvar.Error
+	if !errors.As(r.Err(), &e) || e.Name != "AWS_REGION" {
+		t.Errorf("in Lambda without a region: error %v, want one naming AWS_REGION", r.Err())
+	}
 	for _, bad := range []struct{ name, value string }{
 		{"SECUREAI_TRACE_CONTENT", "maybe"}, {"AWS_XRAY_SDK_DISABLED", "maybe"}, {"OTEL_SDK_DISABLED", "maybe"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318"}, {"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://collector:4317"},
-		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://"}, {"SECUREAI_TRACES", "x-ray"},
+		{"SECUREAI_TRACE_SAMPLE_RATIO", "2"}, {"SECUREAI_TRACE_TRUSTED_CALLERS", "collector.internal"},
 	} {
 		r := envvar.New(func(k string) string {
 			if k == bad.name {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/fault"
+	"github.com/secureai-gateway/gateway/internal/printable"
 )
 
 // AllEvents subscribes an endpoint to every event type, present and future.
@@ -175,6 +176,9 @@ func (e *Endpoint) Apply(in Input, now time.Time) error {
 	if in.Description != nil {
 		if len(*in.Description) > maxDescriptionLen {
 			return fault.Invalid("description", fmt.Sprintf("description is longer than %d characters", maxDescriptionLen))
+		}
+		if !printable.Text(*in.Description) {
+			return fault.Invalid("description", "description must be printable text: no control characters, NUL or bidirectional formatting characters")
 		}
 		e.Description = *in.Description
 	}

@@ -17,9 +17,9 @@ import (
 type usageJSON struct {
 	Success bool `json:"success"`
 	Points  struct {
-		Remaining    int64     `json:"remaining"`
+		Remaining    *int64    `json:"remaining"` // null: no quota
 		Used         int64     `json:"used"`
-		MonthlyLimit int64     `json:"monthly_limit"`
+		MonthlyLimit *int64    `json:"monthly_limit"` // null: no quota
 		NextRenewal  time.Time `json:"next_renewal"`
 	} `json:"points"`
 	UsageByModel struct {
@@ -87,8 +87,8 @@ func (h *Usage) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	var out usageJSON
 	out.Success = true
-	out.Points.Remaining, out.Points.Used = u.PointsRemaining(), u.PointsUsed
-	out.Points.MonthlyLimit, out.Points.NextRenewal = u.MonthlyPoints, u.NextRenewal()
+	out.Points.MonthlyLimit, out.Points.Remaining = u.Quota()
+	out.Points.Used, out.Points.NextRenewal = u.PointsUsed, u.NextRenewal()
 	ubm := &out.UsageByModel
 	ubm.Enabled, ubm.DollarLimit = u.UsageByModel, billing.Dollars(u.DollarLimitMicros)
 	ubm.CurrentSpend, ubm.RemainingBudget = billing.Dollars(u.SpendMicros), billing.Dollars(u.BudgetRemainingMicros())

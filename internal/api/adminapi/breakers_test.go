@@ -18,6 +18,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/breaker"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
+	"github.com/secureai-gateway/gateway/internal/keyadmin"
 	"github.com/secureai-gateway/gateway/internal/store/boltstore"
 )
 
@@ -101,4 +102,41 @@ func newStore(t *testing.T) *boltstore.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// Issue 34 item 10: with the key administration at hand, a breaker is opened only for a key or a
+// user that exists: any other subject is a 404 and nothing is stored.
+func TestBreakerRoutesRefuseASubjectThatDoesNotExist(t *testing.T) {
+	store := newStore(t)
+	svc := &keyadmin.Service{Keys: store, Users: store}
+	ctx := identity.WithKey(context.Background(), &apikey.Key{ID: "key_ops", Admin: true})
+	created, err := svc.Create(ctx, keyadmin.KeyInput{Name: keyadmin.Some("app"), UserID: keyadmin.Some("team-a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := breaker.New(store, breaker.Config{}, nil)
+	var failed error
+	mux := httpapi.Table(func(w http.ResponseWriter, r *http.Request, err error) {
+		failed = err
+		w.WriteHeader(599)
+	}, adminapi.Breakers{Breakers: b, Keys: svc}.Routes()...)
+	for _, tc := range []struct {
+		body   string
+		exists bool
+	}{
+		{`{"subjectType":"key","subjectId":"key_nope"}`, false},
+		{`{"subjectType":"user","subjectId":"nobody"}`, false},
+		{`{"subjectType":"key","subjectId":"` + created.Key.ID + `"}`, true},
+		{`{"subjectType":"user","subjectId":"team-a"}`, true},
+	} {
+		failed = nil
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/admin/circuit-breakers", strings.NewReader(tc.body)).WithContext(ctx))
+		if tc.exists && (failed != nil || rec.Code != http.StatusCreated) || !tc.exists && fault.KindOf(failed) != fault.NotFound {
+			t.Errorf("%s: %d, error %v; want 201 when the subject exists, else 404", tc.body, rec.Code, failed)
+		}
+	}
+	if open, _ := b.List(context.Background()); len(open) != 2 {
+		t.Errorf("%d breakers open, want the 2 whose subject exists", len(open))
+	}
 }

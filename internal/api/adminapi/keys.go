@@ -38,6 +38,7 @@ func (h *Keys) Routes() []httpapi.Route {
 		{Pattern: "PUT /admin/api-keys/{id}", Handle: h.update},
 		{Pattern: "DELETE /admin/api-keys/{id}", Handle: h.revoke},
 		{Pattern: "GET /admin/api-keys/{id}/usage", Handle: h.getKeyUsage},
+		{Pattern: "GET /admin/users", Handle: h.listUsers},
 		{Pattern: "GET /admin/users/{id}", Handle: h.getUser},
 		{Pattern: "PUT /admin/users/{id}", Handle: h.setUser},
 		{Pattern: "PATCH /admin/users/{id}", Handle: h.setUser},
@@ -167,6 +168,34 @@ func (h *Keys) getKeyUsage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listUsers answers {"success":true,"users":[…],"nextCursor"?}: every user by id, a page at a
+// time (?limit=, ?cursor=).
+func (h *Keys) listUsers(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fault.Invalid("limit", fmt.Sprintf("limit must be a number from 1 to %d", keyadmin.MaxPageSize))
+		}
+		limit = n
+	}
+	p, err := h.Service.ListUsers(r.Context(), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Success    bool       `json:"success"`
+		Users      []userJSON `json:"users"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{Success: true, Users: make([]userJSON, len(p.Users)), NextCursor: p.Next}
+	for i, u := range p.Users {
+		out.Users[i] = userView(u)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
 func (h *Keys) getUser(w http.ResponseWriter, r *http.Request) error {
 	u, err := h.Service.User(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -198,10 +227,10 @@ type userResponse struct {
 type userJSON struct {
 	ID     string `json:"id"`
 	Points struct {
-		MonthlyAllowance int64     `json:"monthlyAllowance"`
+		MonthlyAllowance *int64    `json:"monthlyAllowance"` // null: no quota
 		RenewalDay       int       `json:"renewalDay"`
 		Used             int64     `json:"used"`
-		Remaining        int64     `json:"remaining"`
+		Remaining        *int64    `json:"remaining"` // null: no quota
 		PeriodStart      time.Time `json:"periodStart"`
 		NextRenewal      time.Time `json:"nextRenewal"`
 	} `json:"points"`
@@ -220,8 +249,9 @@ type userJSON struct {
 func userView(u *billing.User) userJSON {
 	var v userJSON
 	v.ID, v.CreatedAt = u.ID, u.CreatedAt
-	v.Points.MonthlyAllowance, v.Points.RenewalDay, v.Points.Used = u.MonthlyPoints, u.RenewalDay, u.PointsUsed
-	v.Points.Remaining, v.Points.PeriodStart, v.Points.NextRenewal = u.PointsRemaining(), u.PeriodStart, u.NextRenewal()
+	v.Points.MonthlyAllowance, v.Points.Remaining = u.Quota()
+	v.Points.RenewalDay, v.Points.Used = u.RenewalDay, u.PointsUsed
+	v.Points.PeriodStart, v.Points.NextRenewal = u.PeriodStart, u.NextRenewal()
 	v.UsageByModel.Enabled, v.UsageByModel.DollarLimit = u.UsageByModel, billing.Dollars(u.DollarLimitMicros)
 	v.UsageByModel.CurrentSpend, v.UsageByModel.RemainingBudget = billing.Dollars(u.SpendMicros), billing.Dollars(u.BudgetRemainingMicros())
 	v.BudgetThresholds = append([]int{}, u.Thresholds()...)

@@ -6,6 +6,8 @@ package chatanswer
 
 import (
 	"github.com/tidwall/gjson"
+
+	"github.com/secureai-gateway/gateway/internal/jsonview"
 )
 
 // ToolCall is one function call of an answer.
@@ -29,9 +31,9 @@ type Answer struct {
 	Usage  Usage
 }
 
-// Read reads a chat.completion object.
+// Read reads a chat.completion object, without copying it: the Answer's strings may alias body.
 func Read(body []byte) Answer {
-	r := gjson.ParseBytes(body)
+	r := gjson.Parse(jsonview.String(body))
 	choice := r.Get("choices.0")
 	a := Answer{ID: r.Get("id").String(), Text: choice.Get("message.content").String(),
 		Finish: choice.Get("finish_reason").String(), Usage: usageOf(r.Get("usage"))}
@@ -67,22 +69,74 @@ type Delta struct {
 	Usage  *Usage // set on the chunk that reports usage
 }
 
-// ReadChunk reads one chat.completion.chunk.
+// ReadChunk reads one chat.completion.chunk, in one pass over it and without copying it: a
+// stream's every chunk comes through here. The Delta's strings may alias data: a caller that keeps
+// one past data's life clones it.
 func ReadChunk(data []byte) Delta {
-	r := gjson.ParseBytes(data)
-	choice := r.Get("choices.0")
-	d := Delta{Text: choice.Get("delta.content").String(), Finish: choice.Get("finish_reason").String()}
-	if d.Text == "" {
-		d.Text = choice.Get("delta.refusal").String()
-	}
-	choice.Get("delta.tool_calls").ForEach(func(_, c gjson.Result) bool {
-		d.Calls = append(d.Calls, CallDelta{Index: int(c.Get("index").Int()), ID: c.Get("id").String(),
-			Name: c.Get("function.name").String(), Arguments: c.Get("function.arguments").String()})
+	var d Delta
+	var refusal string
+	gjson.Parse(jsonview.String(data)).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "choices":
+			v.ForEach(func(_, choice gjson.Result) bool {
+				choice.ForEach(func(k, v gjson.Result) bool {
+					switch k.Str {
+					case "finish_reason":
+						d.Finish = v.String()
+					case "delta":
+						v.ForEach(func(k, v gjson.Result) bool {
+							switch k.Str {
+							case "content":
+								d.Text = v.String()
+							case "refusal":
+								refusal = v.String()
+							case "tool_calls":
+								v.ForEach(func(_, c gjson.Result) bool {
+									d.Calls = append(d.Calls, callDelta(c))
+									return true
+								})
+							}
+							return true
+						})
+					}
+					return true
+				})
+				return false // the first choice only
+			})
+		case "usage":
+			if v.IsObject() {
+				u := usageOf(v)
+				d.Usage = &u
+			}
+		}
 		return true
 	})
-	if u := r.Get("usage"); u.IsObject() {
-		usage := usageOf(u)
-		d.Usage = &usage
+	if d.Text == "" {
+		d.Text = refusal
 	}
 	return d
+}
+
+func callDelta(c gjson.Result) CallDelta {
+	var cd CallDelta
+	c.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "index":
+			cd.Index = int(v.Int())
+		case "id":
+			cd.ID = v.String()
+		case "function":
+			v.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "name":
+					cd.Name = v.String()
+				case "arguments":
+					cd.Arguments = v.String()
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return cd
 }

@@ -195,6 +195,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	if !strings.HasPrefix(secret, "sk-") {
 		t.Fatalf("the created key's secret shown is %q", secret)
 	}
+	// Issue 34 item 16: the list marks this console session as one, with its expiry; the form's
+	// admin box makes an admin key.
+	run("the session in the key list", waitFor(`(() => { const r = [...document.querySelectorAll("#key-table tbody tr")].find(r => r.querySelector("[data-session]"));
+		return r && r.cells[3].textContent === "session" && r.cells[6].textContent !== "never" && r.cells[7].textContent.includes("End session") && !r.cells[7].textContent.includes("Edit"); })()`),
+		waitFor(`[...document.querySelectorAll("#key-table tbody tr")].some(r => r.cells[0].textContent === "browser test key" && r.cells[6].textContent === "never")`))
+	run("create an admin key", chromedp.SendKeys(id("kf-name"), "browser admin key"), chromedp.Click(id("kf-admin")), chromedp.Click(id("kf-submit")),
+		chromedp.WaitVisible(id("key-secret")),
+		waitFor(`[...document.querySelectorAll("#key-table tbody tr")].some(r => r.cells[0].textContent === "browser admin key" && r.cells[3].textContent === "yes")`))
 	// A validation error appears next to its field.
 	run("validation error", chromedp.SendKeys(id("kf-name"), "bad limits"), chromedp.SendKeys(id("kf-dailyLimit"), "-5"),
 		chromedp.Click(id("kf-submit")), waitText(`[data-for="dailyLimit"]`, "dailyLimit"))
@@ -283,8 +291,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("back to desktop width", chromedp.EmulateViewport(1280, 900))
 
 	// A user's keys against their limits: the limited key's day is full, with its reset.
-	run("users", page("users"), chromedp.WaitVisible(id("user-id")), chromedp.SendKeys(id("user-id"), "team-console"),
-		chromedp.Click(css(`#user-form button[type="submit"]`)), waitText("#user-view", "Points"),
+	// Issue 34 item 16: every user is listed; one's id shows its record and keys.
+	run("users", page("users"), chromedp.WaitVisible(id("user-id")), waitText("#user-list", "no quota"),
+		waitFor(`(() => { if (document.querySelector('#user-list [data-user="team-console"]')) return true;
+			const more = document.getElementById("user-list-more"); if (!more.hidden) more.click(); return false; })()`),
+		chromedp.Click(css(`#user-list [data-user="team-console"]`)), waitText("#user-view", "Points"),
 		waitText("#user-keys", "limited key"), waitText("#user-keys", "2 / 2"), waitText("#user-keys", "resets"),
 		chromedp.WaitVisible(css("#user-keys .count.full")))
 	shot("users")
@@ -309,6 +320,16 @@ func TestConsoleInABrowser(t *testing.T) {
 		js(`[...document.querySelectorAll("#audit-table tbody tr")].find(r => r.cells[1].textContent === "api:model_failover").cells[5].querySelector("button").click()`),
 		waitText("#audit-detail", `"failedModel": "demo/error-500"`))
 	shot("audit")
+
+	// Issue 34 item 16: the playground's redundancy options reach the request — a hedge after
+	// 500 ms beside a model that is slow to its first token — and Send runs the policy check too.
+	run("hedged", playground, js(`document.getElementById("pg-policy").textContent = ""`),
+		chromedp.SetValue(id("pg-m1"), "demo/slow-first-token"), chromedp.SetValue(id("pg-m2"), "demo/ok"),
+		chromedp.SendKeys(id("pg-hedge"), "500"), chromedp.SetValue(id("pg-retry"), "0"), chromedp.SetValue(id("pg-interrupt"), "resume"),
+		chromedp.Click(id("pg-skip")), chromedp.Click(id("pg-send")),
+		waitText("#pg-attempts", "hedge_lost"), waitText("#pg-attempts", "(hedge)"), waitText("#pg-policy", `"allowed": true`))
+	run("hedging off again", js(`document.getElementById("pg-hedge").value = ""`), chromedp.SetValue(id("pg-retry"), ""),
+		chromedp.SetValue(id("pg-interrupt"), ""), chromedp.Click(id("pg-skip")))
 
 	// Revoke the key (confirming), then its next call in the playground is refused.
 	run("revoke", page("keys"), waitText("#key-table", "browser test key"), js(`window.confirm = () => true`),
@@ -350,9 +371,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitFor(`(() => { if ([...document.querySelectorAll("#wh-deliveries tbody tr")].some(r => r.cells[3].textContent === "failed" && r.cells[4].textContent === "503" && r.cells[6].textContent !== "—")) return true;
 			[...document.querySelectorAll("#wh-table tbody tr")].find(r => r.cells[0].textContent.endsWith("/down")).querySelector("button").click(); return false; })()`))
 	shot("webhooks")
-	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "user_browser"),
+	run("breakers", page("breakers"), chromedp.WaitVisible(id("br-id")), chromedp.SendKeys(id("br-id"), "team-console"),
 		chromedp.SetValue(id("br-type"), "user"), chromedp.SendKeys(id("br-reason"), "browser test"),
-		chromedp.Click(css(`#br-form button[type="submit"]`)), waitText("#br-table", "user:user_browser"))
+		chromedp.Click(css(`#br-form button[type="submit"]`)), waitText("#br-table", "user:team-console"))
 	shot("breakers")
 
 	// A session that ends sends the operator back to the sign-in form, saying so. (An admin

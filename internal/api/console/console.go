@@ -7,10 +7,16 @@ package console
 
 import (
 	"embed"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
+
+	"github.com/secureai-gateway/gateway/internal/api/httpapi"
+	"github.com/secureai-gateway/gateway/internal/fault"
 
 	"github.com/secureai-gateway/gateway/internal/event"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -42,12 +48,22 @@ type Config struct {
 	Events     event.Publisher
 	Log        *slog.Logger
 	SessionTTL time.Duration
-	Now        func() time.Time
+	// SignInFailures failed sign-ins from one client address within SignInWindow refuse that
+	// address's sign-ins until the window ends; zero: DefaultSignInFailures, DefaultSignInWindow.
+	SignInFailures int
+	SignInWindow   time.Duration
+	// TrustedProxies are the addresses of the reverse proxies in front of the gateway: from them
+	// alone X-Forwarded-Proto says whether the browser used HTTPS (the cookie's Secure flag), and
+	// X-Forwarded-For who the client is (the sign-in throttle's address). Empty: both headers are
+	// ignored, and only a loopback Host goes without Secure.
+	TrustedProxies []netip.Prefix
+	Now            func() time.Time
 }
 
 // Console is the console's handler.
 type Console struct {
-	c Config
+	c        Config
+	throttle *throttle
 }
 
 // New returns the console's handler, mounted at Path.
@@ -64,7 +80,13 @@ func New(c Config) *Console {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Console{c: c}
+	if c.SignInFailures <= 0 {
+		c.SignInFailures = DefaultSignInFailures
+	}
+	if c.SignInWindow <= 0 {
+		c.SignInWindow = DefaultSignInWindow
+	}
+	return &Console{c: c, throttle: newThrottle(c.SignInFailures, c.SignInWindow)}
 }
 
 // Handler returns every console route behind its security headers and Go's cross-origin
@@ -79,7 +101,7 @@ func (cn *Console) Handler() http.Handler {
 		w.WriteHeader(http.StatusFound)
 	})
 	mux.Handle("GET /console/{$}", serveFile(static, "index.html"))
-	mux.Handle("GET /console/assets/", http.StripPrefix("/console/assets/", http.FileServerFS(static)))
+	mux.Handle("GET /console/assets/{name}", serveAsset(static))
 	mux.HandleFunc("POST /console/session", cn.signIn)
 	mux.HandleFunc("GET /console/session", cn.whoAmI)
 	mux.HandleFunc("DELETE /console/session", cn.signOut)
@@ -87,7 +109,23 @@ func (cn *Console) Handler() http.Handler {
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "Not found", "no console route "+r.Method+" "+r.URL.Path)
 	})
-	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusForbidden, "Access denied",
+			"cross-origin request refused: the console takes changes only from its own pages")
+	}))
+	// A path not in canonical form (or one only a slash added would match: /console/api) is a
+	// 404 here too, not the ServeMux's redirect (for ../ segments, a Location outside the console).
+	render := func(string) httpapi.Render { return renderFault }
+	// One access line per console request, as every API route writes; a route the proxy calls in
+	// process writes its own beside it.
+	return httpapi.AccessLog(cn.c.Log, securityHeaders(httpapi.Canonical(render, cop.Handler(httpapi.NoRedirect(mux, render)))))
+}
+
+// renderFault answers err in the console's envelope.
+func renderFault(w http.ResponseWriter, r *http.Request, err error) {
+	f := fault.From(err)
+	writeError(w, r, httpapi.Status(f), f.Title, f.Message)
 }
 
 // ContentSecurityPolicy allows the console's own files and nothing else: no inline script or
@@ -104,6 +142,35 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		next.ServeHTTP(w, r)
+	})
+}
+
+// serveAsset serves the file of fsys the last segment of the path names, and answers anything
+// else — a folder, a name that is not there, a dot segment however encoded — with a JSON 404: no
+// listing, no redirect (a FileServer redirects a folder or …/index.html to its canonical name).
+func serveAsset(fsys fs.FS) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		notFound := func() {
+			writeError(w, r, http.StatusNotFound, "Not found", "no console file "+fault.Clip(name, 256))
+		}
+		if !fs.ValidPath(name) || strings.Contains(name, "/") {
+			notFound()
+			return
+		}
+		f, err := fsys.Open(name)
+		if err != nil {
+			notFound()
+			return
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		content, seekable := f.(io.ReadSeeker)
+		if err != nil || info.IsDir() || !seekable {
+			notFound()
+			return
+		}
+		http.ServeContent(w, r, name, info.ModTime(), content)
 	})
 }
 

@@ -1,10 +1,14 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -351,6 +355,41 @@ func TestCrossOriginChangesAreRefused(t *testing.T) {
 	if w.Code != http.StatusForbidden || len(f.rec.calls) != 0 {
 		t.Errorf("a cross-site POST: %d, %d calls reached the API", w.Code, len(f.rec.calls))
 	}
+	// Issue 34 item 10: the refusal is in the envelope every console answer takes.
+	if !isEnvelope(w, "cross-origin") {
+		t.Errorf("a cross-site POST: %s %q, want the JSON envelope saying why", w.Header().Get("Content-Type"), w.Body)
+	}
+}
+
+// isEnvelope reports whether w is a JSON error in the classic envelope whose message says want.
+func isEnvelope(w *httptest.ResponseRecorder, want string) bool {
+	var body struct {
+		Success *bool  `json:"success"`
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	err := json.Unmarshal(w.Body.Bytes(), &body)
+	return err == nil && w.Header().Get("Content-Type") == "application/json" && body.Success != nil && !*body.Success &&
+		body.Error != "" && strings.Contains(body.Message, want)
+}
+
+// Issue 34 item 10: the console serves its own files and nothing else; any other name under
+// assets/ — a folder, a dot segment however encoded, a file that is not there — is a JSON 404,
+// never a redirect or a listing.
+func TestAssetsAreItsFilesOnly(t *testing.T) {
+	f := newFixture(t)
+	for _, target := range []string{"/console/assets/app.js", "/console/assets/style.css", "/console/assets/index.html"} {
+		if w := f.do("GET", "http://127.0.0.1"+target, "", nil); w.Code != http.StatusOK || w.Body.Len() == 0 {
+			t.Errorf("GET %s: %d", target, w.Code)
+		}
+	}
+	for _, target := range []string{"/console/assets/", "/console/assets/%2e%2e", "/console/assets/..%2findex.html", "/console/assets/nope.js",
+		"/console/assets/app.js/", "/console/assets/../../../etc/passwd", "/console/assets/.", "/console/assets/index.html/x", "/console/api", "//console/"} {
+		w := f.do("GET", "http://127.0.0.1"+target, "", nil)
+		if w.Code != http.StatusNotFound || w.Header().Get("Location") != "" || !isEnvelope(w, "") {
+			t.Errorf("GET %s: %d Location %q %s %q, want a 404 in the JSON envelope", target, w.Code, w.Header().Get("Location"), w.Header().Get("Content-Type"), w.Body)
+		}
+	}
 }
 
 func TestPagesCarryAStrictPolicy(t *testing.T) {
@@ -388,5 +427,194 @@ func TestPagesCarryAStrictPolicy(t *testing.T) {
 		if m := bad.Find(html); m != nil {
 			t.Errorf("index.html has %q, which the policy forbids", m)
 		}
+	}
+}
+
+// Issue 34 item 5: every console request writes an access line (with the session's key id once
+// signed in); each failed sign-in is logged and audited with the client's address — never the key
+// tried — and after 5 failures within a minute an address is refused (429, Retry-After) whatever
+// key it sends, once audited, until the window ends; another address is not.
+func TestFailedSignInsAreAuditedAndThrottled(t *testing.T) {
+	f := newFixture(t)
+	var logs syncBuffer
+	clock := time.Now()
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: f.store, Users: f.store}, Events: f.rec,
+		Log: slog.New(slog.NewJSONHandler(&logs, nil)), Now: func() time.Time { return clock }}).Handler()
+	from := func(addr, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "http://127.0.0.1/console/session", strings.NewReader(body))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.RemoteAddr = addr
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		return w
+	}
+	wrong := apikey.NewSecret()
+	for i, body := range []string{`{"key":"` + wrong + `"}`, `{"key":"sk-nope"}`, `{"key":"` + f.normal + `"}`, `{"key":"` + wrong + `"}`, `{"key":"` + wrong + `"}`} {
+		if w := from("198.51.100.7:4000", body); w.Code/100 != 4 || w.Code == http.StatusTooManyRequests {
+			t.Fatalf("failed sign-in %d: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+	for range 2 {
+		w := from("198.51.100.7:4001", `{"key":"`+f.admin+`"}`)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || len(w.Result().Cookies()) != 0 {
+			t.Errorf("the right key after 5 failures: %d Retry-After %q %s, want 429", w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
+	}
+	if w := from("203.0.113.9:5000", `{"key":"`+f.admin+`"}`); w.Code != http.StatusOK {
+		t.Errorf("another address: %d %s", w.Code, w.Body)
+	}
+	clock = clock.Add(time.Minute)
+	if w := from("198.51.100.7:4002", `{"key":"`+f.admin+`"}`); w.Code != http.StatusOK {
+		t.Errorf("after the window: %d %s", w.Code, w.Body)
+	}
+
+	f.rec.mu.Lock()
+	var failed, throttled int
+	for _, e := range f.rec.events {
+		data := string(e.Data)
+		switch {
+		case strings.Contains(data, `"action":"sign_in_failed"`):
+			failed++
+			if !strings.Contains(data, `"client":"198.51.100.7"`) || strings.Contains(data, wrong[3:]) {
+				t.Errorf("a failed sign-in's event %s: want the client, never the key tried", data)
+			}
+		case strings.Contains(data, `"action":"sign_in_throttled"`):
+			throttled++
+		}
+	}
+	f.rec.mu.Unlock()
+	if failed != 5 || throttled != 1 {
+		t.Errorf("%d sign_in_failed and %d sign_in_throttled events, want 5 and 1", failed, throttled)
+	}
+	out := logs.String()
+	if n := strings.Count(out, `"msg":"console sign-in refused"`); n != 6 || strings.Contains(out, wrong[3:]) {
+		t.Errorf("%d refusal lines (want 6), key tried in the log: %v", n, strings.Contains(out, wrong[3:]))
+	}
+	if n := strings.Count(out, `"msg":"access"`); n != 9 || strings.Count(out, `"status":429`) != 2 {
+		t.Errorf("%d access lines, want one per request (9) with the two 429s:\n%s", n, out)
+	}
+}
+
+// Issue 34 item 5: every console request writes an access line — pages, files, the session
+// routes and the proxy (whose API route writes its own) — naming the session's key once signed in.
+func TestEveryConsoleRequestIsLogged(t *testing.T) {
+	f := newFixture(t)
+	var logs syncBuffer
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: f.store, Users: f.store}, Events: f.rec,
+		Log: slog.New(slog.NewJSONHandler(&logs, nil))}).Handler()
+	c := f.signIn(t, "http://127.0.0.1/console/session")
+	for _, target := range []string{"/console/", "/console/assets/app.js", "/console/session", "/console/api/usage", "/console/nope"} {
+		f.do("GET", "http://127.0.0.1"+target, "", c)
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "access" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 6 {
+		t.Fatalf("%d access lines, want 6:\n%s", len(lines), logs.String())
+	}
+	session := f.session(t, c).ID
+	for i, want := range []struct {
+		route string
+		key   any
+	}{{"POST /console/session", nil}, {"GET /console/", nil}, {"GET /console/assets/app.js", nil},
+		{"GET /console/session", session}, {"GET /console/api/usage", session}, {"GET /console/nope", nil}} {
+		if lines[i]["route"] != want.route || lines[i]["key_id"] != want.key {
+			t.Errorf("line %d: %v, want route %q key %v", i, lines[i], want.route, want.key)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Issue 34 item 7: behind a TLS proxy that passes Host: 127.0.0.1:8080 the cookie is Secure when a
+// trusted proxy says the browser used HTTPS; X-Forwarded-Proto from anyone else is ignored, so a
+// client can neither talk the flag off nor on. X-Forwarded-For from a trusted proxy names the
+// client the sign-in throttle counts.
+func TestTheSecureFlagBelievesOnlyATrustedProxy(t *testing.T) {
+	f := newFixture(t)
+	f.h = console.New(console.Config{API: f.rec, Keys: f.store, Sessions: &keyadmin.Service{Keys: f.store, Users: f.store}, Events: f.rec,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32")}}).Handler()
+	signIn := func(target, peer string, header ...string) (int, *http.Cookie) {
+		req := httptest.NewRequest("POST", target, strings.NewReader(`{"key":"`+f.admin+`"}`))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.RemoteAddr = peer
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		for _, c := range w.Result().Cookies() {
+			if c.Name == console.CookieName {
+				return w.Code, c
+			}
+		}
+		return w.Code, nil
+	}
+	for _, tc := range []struct {
+		name, target, peer, proto string
+		secure                    bool
+	}{
+		{"a trusted proxy says https", "http://127.0.0.1:8080/console/session", "127.0.0.1:51000", "https", true},
+		{"a trusted proxy says https, a list", "http://127.0.0.1:8080/console/session", "10.1.2.3:51000", "https, http", true},
+		{"a trusted proxy says http", "http://gateway.internal/console/session", "10.1.2.3:51000", "http", false},
+		{"a trusted proxy says nothing", "http://127.0.0.1:8080/console/session", "10.1.2.3:51000", "", false},
+		{"anyone else says https", "http://127.0.0.1:8080/console/session", "192.0.2.50:51000", "https", false},
+		{"anyone else says http", "https://gateway.example/console/session", "192.0.2.50:51000", "http", true},
+	} {
+		status, c := signIn(tc.target, tc.peer, "X-Forwarded-Proto", tc.proto)
+		if status != http.StatusOK || c == nil || c.Secure != tc.secure {
+			t.Errorf("%s: %d cookie %+v, want Secure=%v", tc.name, status, c, tc.secure)
+		}
+	}
+
+	// Behind the trusted proxy, each client is throttled apart; a client's own X-Forwarded-For
+	// names nobody else.
+	wrong := `{"key":"` + apikey.NewSecret() + `"}`
+	try := func(peer, xff, body string) int {
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8080/console/session", strings.NewReader(body))
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("X-Forwarded-For", xff)
+		req.RemoteAddr = peer
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		return w.Code
+	}
+	for range 5 {
+		try("10.0.0.1:1", "198.51.100.1, 10.0.0.2", wrong) // the client, then an inner trusted proxy
+	}
+	if got := try("10.0.0.1:1", "198.51.100.1", `{"key":"`+f.admin+`"}`); got != http.StatusTooManyRequests {
+		t.Errorf("the throttled client behind the proxy: %d, want 429", got)
+	}
+	if got := try("10.0.0.1:1", "198.51.100.2", `{"key":"`+f.admin+`"}`); got != http.StatusOK {
+		t.Errorf("another client behind the proxy: %d, want 200", got)
+	}
+	for range 5 {
+		try("192.0.2.60:1", "198.51.100.3", wrong) // not a proxy: its X-Forwarded-For is its own word
+	}
+	if got := try("192.0.2.60:1", "198.51.100.4", `{"key":"`+f.admin+`"}`); got != http.StatusTooManyRequests {
+		t.Errorf("an untrusted peer changing its X-Forwarded-For: %d, want 429 (it is throttled by its own address)", got)
+	}
+	if got := try("10.0.0.1:1", "198.51.100.3", `{"key":"`+f.admin+`"}`); got != http.StatusOK {
+		t.Errorf("the client an untrusted peer named: %d, want 200", got)
 	}
 }

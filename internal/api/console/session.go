@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +37,16 @@ const CookieName = "secureai_console"
 const maxSignInBody = 4 << 10
 
 func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	client, now := cn.clientAddr(r), cn.c.Now()
+	if wait, first := cn.throttle.blocked(client, now); wait > 0 {
+		if first { // once a window: a flood of refusals is not a flood of audit entries
+			cn.signInFailed(r.Context(), client, "sign_in_throttled", "too many failed sign-ins", nil)
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		writeError(w, r, http.StatusTooManyRequests, "Too many failed sign-ins",
+			fmt.Sprintf("%d failed sign-ins from this address within %s: try again in %s", cn.throttle.max, cn.throttle.window, wait.Round(time.Second)))
+		return
+	}
 	var in struct {
 		Key string `json:"key"`
 	}
@@ -41,14 +55,21 @@ func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, httpapi.Status(f), f.Title, f.Message+`: send {"key": "sk-…"} as JSON`)
 		return
 	}
+	// refused answers a sign-in the key itself failed: counted toward the address's throttle,
+	// logged and audited (never with the key tried; with its id when it names a key).
+	refused := func(status int, title, message string, known *apikey.Key) {
+		cn.throttle.failed(client, now)
+		cn.signInFailed(r.Context(), client, "sign_in_failed", message, known)
+		writeError(w, r, status, title, message)
+	}
 	hash, err := apikey.Hash(strings.TrimSpace(in.Key))
 	if err != nil {
-		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "that is not an API key: expected sk- followed by 64 lowercase hex digits")
+		refused(http.StatusUnauthorized, "Invalid API key", "that is not an API key: expected sk- followed by 64 lowercase hex digits", nil)
 		return
 	}
 	operator, err := cn.c.Keys.KeyByHash(r.Context(), hash)
 	if errors.Is(err, apikey.ErrNotFound) {
-		writeError(w, r, http.StatusUnauthorized, "Invalid API key", "unknown API key")
+		refused(http.StatusUnauthorized, "Invalid API key", "unknown API key", nil)
 		return
 	}
 	if err != nil {
@@ -56,16 +77,19 @@ func (cn *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := identity.WithKey(r.Context(), operator) // opening the session is the operator's act
-	now := cn.c.Now()
 	created, err := cn.c.Sessions.StartSession(ctx, operator, now.Add(cn.c.SessionTTL).Truncate(time.Second))
-	if err != nil { // a revoked, expired or normal key is refused here, saying which
+	if f := fault.From(err); err != nil && f.K != fault.Internal { // a revoked, expired or normal key is refused here, saying which
+		refused(httpapi.Status(f), f.Title, f.Message, operator)
+		return
+	}
+	if err != nil {
 		cn.fail(w, r, "sign-in", err)
 		return
 	}
 	expires := *created.Key.ExpiresAt
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: created.Secret, Expires: expires, MaxAge: max(1, int(expires.Sub(now).Seconds())),
-		HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: cn.secure(r), SameSite: http.SameSiteStrictMode,
 		// No Path: the cookie's path is the console's own directory, whatever stage prefix the
 		// browser sees (/console locally, /<stage>/console behind API Gateway).
 	})
@@ -114,6 +138,7 @@ func (cn *Console) session(r *http.Request) (session, operator *apikey.Key, err 
 	if err != nil {
 		return nil, nil, err
 	}
+	httpapi.NoteKey(r.Context(), k.ID) // the console's access line names the session
 	return k, op, nil
 }
 
@@ -131,7 +156,7 @@ func (cn *Console) signOut(w http.ResponseWriter, r *http.Request) {
 	if err == nil || fault.KindOf(err) == fault.Unauthenticated {
 		// The browser forgets the cookie once no session is left behind it; after a failure it
 		// keeps it, to sign out again.
-		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", MaxAge: -1, HttpOnly: true, Secure: !loopback(r), SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", MaxAge: -1, HttpOnly: true, Secure: cn.secure(r), SameSite: http.SameSiteStrictMode})
 	}
 	if err != nil {
 		cn.fail(w, r, "sign-out", err)
@@ -195,6 +220,20 @@ func (cn *Console) proxy(w http.ResponseWriter, r *http.Request) {
 	cn.audit(ctx, "request", event.Target{Kind: "console", ID: r.Method + " " + out.URL.Path}, after)
 }
 
+// signInFailed logs and audits a refused sign-in from client: action sign_in_failed (the key did
+// not open a session: why, and the id of the key when it names one) or sign_in_throttled.
+func (cn *Console) signInFailed(ctx context.Context, client, action, why string, known *apikey.Key) {
+	attrs := []any{"request_id", identity.RequestID(ctx), "client", client, "reason", why}
+	after := map[string]any{"client": client, "reason": why}
+	target := event.Target{Kind: "console_session"}
+	if known != nil {
+		attrs = append(attrs, "key_id", known.ID)
+		after["apiKeyId"], target.ID = known.ID, known.ID
+	}
+	cn.c.Log.WarnContext(ctx, "console sign-in refused", attrs...)
+	cn.audit(ctx, action, target, after)
+}
+
 // audit publishes one admin:console_action event, its subject the key acting in ctx.
 func (cn *Console) audit(ctx context.Context, action string, target event.Target, after any) {
 	now := cn.c.Now()
@@ -218,8 +257,73 @@ func (cn *Console) fail(w http.ResponseWriter, r *http.Request, what string, err
 	writeError(w, r, http.StatusServiceUnavailable, "Service unavailable", "the gateway's store did not answer; try again in a moment")
 }
 
-// loopback reports whether the browser reached the console on a loopback address, the one place
-// a session cookie may travel over plain HTTP (make run).
+// clientAddr is the address the request came from: the key of the sign-in throttle and what a
+// refused sign-in's audit entry names. It is the connection's peer (or the API Gateway event's
+// source), unless that is a trusted proxy: then the last address of X-Forwarded-For that is not
+// one of the trusted proxies (each proxy appends the peer it saw; what a client wrote itself is
+// further left, and never read past an untrusted address).
+func (cn *Console) clientAddr(r *http.Request) string {
+	peer, ok := cn.trustedPeer(r)
+	if !ok {
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			return host
+		}
+		return r.RemoteAddr
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a malformed hop: nothing left of it can be trusted
+		}
+		client = a.Unmap()
+		if !cn.trusted(client) {
+			break
+		}
+	}
+	return client.String()
+}
+
+// trustedPeer returns the connection's peer address and whether it is a trusted proxy.
+func (cn *Console) trustedPeer(r *http.Request) (netip.Addr, bool) {
+	if len(cn.c.TrustedProxies) == 0 {
+		return netip.Addr{}, false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), cn.trusted(ap.Addr().Unmap())
+}
+
+func (cn *Console) trusted(a netip.Addr) bool {
+	for _, p := range cn.c.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// secure reports whether the session cookie gets the Secure flag: when a trusted proxy says the
+// browser used HTTPS (X-Forwarded-Proto: https; http when it says http), else everywhere but on a
+// loopback Host — the one place a session cookie may travel over plain HTTP (make run). Nobody
+// else's X-Forwarded-Proto is read, so a client cannot talk the flag off.
+func (cn *Console) secure(r *http.Request) bool {
+	if _, ok := cn.trustedPeer(r); ok {
+		proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+		switch strings.ToLower(strings.TrimSpace(proto)) {
+		case "https":
+			return true
+		case "http":
+			return false
+		}
+	}
+	return !loopback(r)
+}
+
+// loopback reports whether the browser reached the console on a loopback address.
 func loopback(r *http.Request) bool {
 	host, _, err := net.SplitHostPort(r.Host)
 	if err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,7 +13,8 @@ import (
 
 // AccessLog writes one structured line per request once it is answered: request id, route, key
 // id (never the secret), status, the served model and attempts of a completion, latency and bytes
-// sent. The same JSON lines land in CloudWatch in the cloud (Logs Insights queries them). It goes
+// sent. A request whose client went away before any answer is logged with status 499 and
+// cancelled=true, not as the 200 net/http would imply. The same JSON lines land in CloudWatch in the cloud (Logs Insights queries them). It goes
 // inside WithRequestID and outside authentication, so refusals are logged too.
 func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -27,14 +29,18 @@ func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 		aw.ResponseWriter = w
 		next.ServeHTTP(aw, r)
 		rec := &q.access
-		var buf [8]slog.Attr // every attribute below: no allocation for the list
+		status := aw.StatusOf(r)
+		var buf [9]slog.Attr // every attribute below: no allocation for the list
 		attrs := append(buf[:0],
 			slog.String("request_id", q.id),
 			slog.String("route", r.Method+" "+r.URL.Path),
-			slog.Int("status", aw.Status()),
+			slog.Int("status", status),
 			slog.Int64("latency_ms", time.Since(start).Milliseconds()),
 			slog.Int64("bytes", aw.bytes),
 		)
+		if status == StatusClientClosed {
+			attrs = append(attrs, slog.Bool("cancelled", true))
+		}
 		if rec.keyID != "" {
 			attrs = append(attrs, slog.String("key_id", rec.keyID))
 		}
@@ -61,6 +67,14 @@ func NoteCompletion(ctx context.Context, keyID, served string, attempts int) {
 	}
 }
 
+// NoteKey records, for the access line, the id of the key a request acts as when no
+// authentication of the API found it (the console's session).
+func NoteKey(ctx context.Context, keyID string) {
+	if q := stateIn(ctx); q != nil {
+		q.access.keyID = keyID
+	}
+}
+
 // StatusWriter notes the status and the bytes sent, keeping flushes working for streams: the
 // access line and the tracer's server span read what a handler answered from it.
 type StatusWriter struct {
@@ -75,6 +89,20 @@ func (w *StatusWriter) Status() int {
 		return http.StatusOK
 	}
 	return w.status
+}
+
+// StatusClientClosed is nginx's "client closed request": the status logged and traced for a
+// request whose client went away before any answer. It is never sent — nobody is left to read it.
+const StatusClientClosed = 499
+
+// StatusOf is what r was answered, for a log line or a span: StatusClientClosed when nothing was
+// written and r's client went away (its context canceled: net/http cancels it when the connection
+// closes), else Status — a handler that wrote nothing for a caller still there did send a 200.
+func (w *StatusWriter) StatusOf(r *http.Request) int {
+	if w.status == 0 && errors.Is(r.Context().Err(), context.Canceled) {
+		return StatusClientClosed
+	}
+	return w.Status()
 }
 
 func (w *StatusWriter) WriteHeader(status int) {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -99,5 +100,42 @@ func TestNestedAccessLinesStayApart(t *testing.T) {
 	}
 	if in["request_id"] == nil || in["request_id"] != out["request_id"] {
 		t.Errorf("request ids %v and %v", in["request_id"], out["request_id"])
+	}
+}
+
+// Issue 34 item 15: a request its client cancels before any answer is logged as status 499,
+// cancelled — not as the 200 with no bytes net/http would imply; one answered is logged as it was,
+// even if its client leaves afterwards.
+func TestAccessLogSaysWhenTheClientWentAway(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	for _, answered := range []bool{false, true} {
+		h := httpapi.WithRequestID(httpapi.AccessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if answered {
+				w.WriteHeader(http.StatusOK)
+			}
+			<-r.Context().Done() // the client goes away while the chain runs
+		})))
+		ctx, cancel := context.WithCancel(context.Background())
+		req := httptest.NewRequest("POST", "/v1/chat/completions", nil).WithContext(ctx)
+		go cancel()
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	// A handler that answers nothing to a caller still there sent net/http's implicit 200.
+	httpapi.WithRequestID(httpapi.AccessLog(log, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))).
+		ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/usage", nil))
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), logs.String())
+	}
+	for i, want := range []struct {
+		status    float64
+		cancelled any
+	}{{499, true}, {200, nil}, {200, nil}} {
+		var line map[string]any
+		_ = json.Unmarshal([]byte(lines[i]), &line)
+		if line["status"] != want.status || line["cancelled"] != want.cancelled {
+			t.Errorf("line %d: %s, want status %v cancelled %v", i, lines[i], want.status, want.cancelled)
+		}
 	}
 }

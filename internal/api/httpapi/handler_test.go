@@ -126,3 +126,42 @@ func TestDecodeOptionalJSON(t *testing.T) {
 		t.Errorf("unknown field: %v", err)
 	}
 }
+
+// Issue 34 item 10: a path that is not in canonical form, or that a ServeMux would redirect, is a
+// 404 rendered in the envelope chosen for its cleaned path; every other request is served.
+func TestCanonicalAndNoRedirect(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /receipts/{$}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("/console/", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	var renderedFor []string
+	renderFor := func(cleaned string) httpapi.Render {
+		renderedFor = append(renderedFor, cleaned)
+		return (&rendered{}).render
+	}
+	h := httpapi.Canonical(renderFor, httpapi.NoRedirect(mux, renderFor))
+	for _, tc := range []struct {
+		path    string
+		status  int
+		cleaned string // the path the envelope was chosen for; "" when served
+	}{
+		{"/v1/models", 200, ""},
+		{"/receipts/", 200, ""},
+		{"/console/x", 418, ""},
+		{"//v1/models", 404, "/v1/models"},
+		{"/v1/./models", 404, "/v1/models"},
+		{"/v1/models/..", 404, "/v1"},
+		{"/console/assets/%2e%2e", 404, "/console"},
+		{"/console/a/../../etc/passwd", 404, "/etc/passwd"},
+		{"/receipts", 404, "/receipts"},
+		{"/console", 404, "/console"},
+	} {
+		renderedFor = nil
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		got := strings.Join(renderedFor, ",")
+		if rec.Code != tc.status || got != tc.cleaned || rec.Header().Get("Location") != "" {
+			t.Errorf("GET %s: %d, rendered for %q, Location %q; want %d rendered for %q", tc.path, rec.Code, got, rec.Header().Get("Location"), tc.status, tc.cleaned)
+		}
+	}
+}

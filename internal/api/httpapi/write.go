@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -44,9 +45,10 @@ type answerSender interface{ sendAnswer() }
 
 // SSE writes Server-Sent Events frames, flushing each so it leaves at once.
 type SSE struct {
-	w    http.ResponseWriter
-	f    http.Flusher
-	more func() bool
+	w        http.ResponseWriter
+	f        http.Flusher
+	more     func() bool
+	batching bool // inside Batch: frames are held until its end
 }
 
 // Coalesce holds a frame's flush while more reports that the next frame is already at hand: a
@@ -78,10 +80,24 @@ func (s *SSE) Begin() error { _, err := s.w.Write(dataPrefix); return err }
 // Writer is where a frame's payload goes.
 func (s *SSE) Writer() http.ResponseWriter { return s.w }
 
-// End closes the frame and flushes it, unless Coalesce says another frame follows at once.
+// End closes the frame and flushes it, unless Coalesce says another frame follows at once or a
+// Batch is being written.
 func (s *SSE) End() error {
 	_, err := s.w.Write(frameEnd)
-	if s.more == nil || !s.more() {
+	if !s.batching && (s.more == nil || !s.more()) {
+		s.flush()
+	}
+	return err
+}
+
+// Batch writes the frames write writes as one burst: none is flushed on its own, and they leave
+// together, unless Coalesce says another frame follows at once. One upstream chunk becomes
+// several events on the Messages and Responses wires; flushing each would be a write each.
+func (s *SSE) Batch(write func() error) error {
+	s.batching = true
+	err := write()
+	s.batching = false
+	if err == nil && (s.more == nil || !s.more()) {
 		s.flush()
 	}
 	return err
@@ -104,7 +120,7 @@ func (s *SSE) Event(name string, payload []byte) error {
 	if _, err := s.w.Write(eventPrefix); err != nil {
 		return err
 	}
-	if _, err := s.w.Write([]byte(name)); err != nil {
+	if _, err := io.WriteString(s.w, name); err != nil {
 		return err
 	}
 	if _, err := s.w.Write(eventEnd); err != nil {

@@ -65,7 +65,9 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	if c.Response.Native {
 		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
 	} else {
-		b = appendMessage(nil, messageID(r), c.Served, c.Response.Body, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped))
+		sec := openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
+		// The message is about the size of the completion and the report: one allocation.
+		b = appendMessage(make([]byte, 0, len(c.Response.Body)+len(sec)+256), messageID(r), c.Served, c.Response.Body, sec)
 	}
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)
@@ -107,21 +109,18 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	}
 	out.Coalesce(st.Ready)
 	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, dropped))
-	if !c.Native && ev.start() != nil {
+	if !c.Native && out.Batch(ev.start) != nil {
 		return nil
 	}
 	for ; err == nil; c, err = st.Next() {
-		write := ev.chunk
-		if c.Native {
-			write = ev.native
-		}
-		if write(c.Data) != nil {
+		ev.next = c
+		if out.Batch(ev.write) != nil {
 			return nil // the caller went away; Close cancels the upstream call
 		}
 	}
 	switch {
 	case err == io.EOF:
-		_ = ev.finish()
+		_ = out.Batch(ev.finish)
 	case !errors.Is(err, chain.ErrCanceled):
 		in := completion.AsInterruption(err)
 		httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",

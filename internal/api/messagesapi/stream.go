@@ -2,12 +2,14 @@ package messagesapi
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/secureai-gateway/gateway/internal/api/chatanswer"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
@@ -36,6 +38,7 @@ type events struct {
 	reason string // the Chat Completions finish_reason, once one came
 	usage  chatanswer.Usage
 	buf    []byte
+	next   provider.Chunk // the chunk write sends
 	// passthrough: the provider's own events went out, ending with its own message_stop.
 	passthrough bool
 }
@@ -72,6 +75,14 @@ func (e *events) native(data []byte) error {
 	return e.out.Event(typ, data)
 }
 
+// write sends next: a passed-through event as it came, or what a chat chunk adds.
+func (e *events) write() error {
+	if e.next.Native {
+		return e.native(e.next.Data)
+	}
+	return e.chunk(e.next.Data)
+}
+
 // chunk sends what one chat chunk adds.
 func (e *events) chunk(data []byte) error {
 	d := chatanswer.ReadChunk(data)
@@ -79,7 +90,7 @@ func (e *events) chunk(data []byte) error {
 		e.usage = *d.Usage
 	}
 	if d.Finish != "" {
-		e.reason = d.Finish
+		e.reason = strings.Clone(d.Finish) // kept past the chunk, whose buffer the next one reuses
 	}
 	if d.Text != "" {
 		if e.open != textBlock {

@@ -67,7 +67,8 @@ func (h *Handler) Responses(w http.ResponseWriter, r *http.Request) error {
 		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
 	} else {
 		obj.model, obj.secureai = c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
-		b = obj.appendWhole(nil, c.Response.Body)
+		// The Response object is the completion, the report and the request's echo: one allocation.
+		b = obj.appendWhole(make([]byte, 0, len(c.Response.Body)+len(obj.secureai)+obj.echo.size()+1024), c.Response.Body)
 	}
 	httpapi.StartAnswer(w, len(b))
 	_, _ = w.Write(b)
@@ -116,21 +117,18 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completio
 	}
 	out.Coalesce(st.Ready)
 	ev := newEvents(out, obj)
-	if !c.Native && ev.start() != nil {
+	if !c.Native && out.Batch(ev.start) != nil {
 		return nil
 	}
 	for ; err == nil; c, err = st.Next() {
-		write := ev.chunk
-		if c.Native {
-			write = ev.native
-		}
-		if write(c.Data) != nil {
+		ev.next = c
+		if out.Batch(ev.write) != nil {
 			return nil // the caller went away; Close cancels the upstream call
 		}
 	}
 	switch {
 	case err == io.EOF:
-		_ = ev.finish()
+		_ = out.Batch(ev.finish)
 	case !errors.Is(err, chain.ErrCanceled):
 		in := completion.AsInterruption(err)
 		httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",

@@ -21,9 +21,19 @@ type request struct {
 	echo    echo
 }
 
-// echo is what the response object repeats of the request.
+// echo is what the response object repeats of the request: each member's JSON as sent, "" when
+// absent.
 type echo struct {
-	instructions, toolChoice, tools, parallel, maxOutput, temperature, topP, text, reasoning, user, metadata gjson.Result
+	instructions, toolChoice, tools, parallel, maxOutput, temperature, topP, text, reasoning, user, metadata string
+}
+
+// size is how many bytes the echoed members take.
+func (e *echo) size() int {
+	n := 0
+	for _, v := range [...]string{e.instructions, e.toolChoice, e.tools, e.parallel, e.maxOutput, e.temperature, e.topP, e.text, e.reasoning, e.user, e.metadata} {
+		n += len(v)
+	}
+	return n
 }
 
 // fields are the members read in read's one pass, in this order.
@@ -118,8 +128,8 @@ func read(body []byte) (*request, error) {
 	return &request{in: completion.Input{Surface: Surface, Body: t.b, Chain: spec, Stream: stream.Type == gjson.True,
 		MaxTokens: int(f[5].Int()), Policy: strings.Clone(f[20].Str), UserID: strings.Clone(f[21].Str)},
 		dropped: t.dropped,
-		echo: echo{instructions: instructions, toolChoice: choice, tools: tools, parallel: f[4], maxOutput: f[5],
-			temperature: f[6], topP: f[7], text: f[9], reasoning: f[10], user: f[11], metadata: f[12]}}, nil
+		echo: echo{instructions: instructions.Raw, toolChoice: choice.Raw, tools: tools.Raw, parallel: f[4].Raw, maxOutput: f[5].Raw,
+			temperature: f[6].Raw, topP: f[7].Raw, text: f[9].Raw, reasoning: f[10].Raw, user: f[11].Raw, metadata: f[12].Raw}}, nil
 }
 
 // translator appends the Chat Completions body.

@@ -9,6 +9,7 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/chatanswer"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
+	"github.com/secureai-gateway/gateway/internal/provider"
 	"github.com/secureai-gateway/gateway/internal/provider/translate"
 )
 
@@ -31,6 +32,7 @@ type events struct {
 	reason string
 	usage  *chatanswer.Usage
 	buf    []byte
+	next   provider.Chunk // the chunk write sends
 	// passthrough: the provider's own events went out, ending with its own response.completed.
 	passthrough bool
 }
@@ -103,6 +105,14 @@ func (e *events) native(data []byte) error {
 	return e.out.Event(f[0].Str, data)
 }
 
+// write sends next: a passed-through event as it came, or what a chat chunk adds.
+func (e *events) write() error {
+	if e.next.Native {
+		return e.native(e.next.Data)
+	}
+	return e.chunk(e.next.Data)
+}
+
 // chunk sends what one chat chunk adds.
 func (e *events) chunk(data []byte) error {
 	d := chatanswer.ReadChunk(data)
@@ -110,7 +120,7 @@ func (e *events) chunk(data []byte) error {
 		e.usage = d.Usage
 	}
 	if d.Finish != "" {
-		e.reason = d.Finish
+		e.reason = strings.Clone(d.Finish) // kept past the chunk, whose buffer the next one reuses
 	}
 	if d.Text != "" {
 		if e.open != message {
@@ -130,7 +140,8 @@ func (e *events) chunk(data []byte) error {
 	}
 	for _, c := range d.Calls {
 		if e.open != functionCall || c.Index != e.tool {
-			if err := e.begin(functionCall, "fc_", chatanswer.ToolCall{ID: c.ID, Name: c.Name}); err != nil {
+			// Kept until the call's done events: cloned from the chunk, which the next one reuses.
+			if err := e.begin(functionCall, "fc_", chatanswer.ToolCall{ID: strings.Clone(c.ID), Name: strings.Clone(c.Name)}); err != nil {
 				return err
 			}
 			e.tool = c.Index

@@ -135,6 +135,17 @@ func TestWebhookAdministration(t *testing.T) {
 		if code, _ := s.do(t, "PATCH", "/admin/webhooks/"+id, `{"events":["nope"]}`); code != 400 {
 			t.Errorf("patch with an unknown event = %d", code)
 		}
+		// Issue 34 item 10: a description reads as it is stored — no control or bidirectional
+		// formatting character that makes a listing or a log show other text.
+		for _, d := range []string{`invoice\u202egpj.exe`, `a\u2066b`, `a\u200fb`, `a\u0000b`, `a\nb`} {
+			code, out := s.do(t, "POST", "/admin/webhooks", `{"url":"`+receiver.URL+`","events":["*"],"description":"`+d+`"}`)
+			if code != 400 || !strings.Contains(toJSON(out), "description") {
+				t.Errorf("create with description %s = %d %v, want 400 naming description", d, code, out)
+			}
+			if code, _ := s.do(t, "PATCH", "/admin/webhooks/"+id, `{"description":"`+d+`"}`); code != 400 {
+				t.Errorf("patch with description %s = %d, want 400", d, code)
+			}
+		}
 	})
 
 	t.Run("update", func(t *testing.T) {

@@ -11,6 +11,7 @@
 package cloud
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log"
@@ -139,11 +140,13 @@ func Load(ctx context.Context) (*Cloud, error) {
 		return nil, fmt.Errorf("cloud: AWS configuration: %w", err)
 	}
 	awsclient.Guard(&awsCfg)
+	// OTLP exports to X-Ray are signed under the function's role, in its region.
+	cfg.Tracing.Credentials, cfg.Tracing.Region = awsCfg.Credentials, cmp.Or(cfg.Tracing.Region, awsCfg.Region)
 	tracer, err := tracing.New(ctx, cfg.Tracing)
 	if err != nil {
 		return nil, fmt.Errorf("cloud: tracing: %w", err)
 	}
-	if cfg.Tracing.XRay && !cfg.Tracing.OTLP {
+	if cfg.Tracing.XRay {
 		tracing.AWS(&awsCfg)
 	}
 	endBeforeDeadline(&awsCfg, reserve)

@@ -57,9 +57,10 @@ type Config struct {
 	CORSOrigin string
 	// SkipUnhealthy is SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say.
 	SkipUnhealthy bool
-	// Tracing is OpenTelemetry when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_*, the
-	// ADOT layer's collector or any other), else X-Ray in Lambda unless AWS_XRAY_SDK_DISABLED says
-	// otherwise; SECUREAI_TRACE_CONTENT records prompts and answers.
+	// Tracing is SECUREAI_TRACES: otlp by default, to the region's X-Ray OTLP endpoint signed
+	// with the function's role, or to OTEL_EXPORTER_OTLP_* (the ADOT layer's collector or any
+	// other); xray for the X-Ray SDK (accounts without Transaction Search); off.
+	// SECUREAI_TRACE_CONTENT records prompts and answers.
 	Tracing tracing.Config
 	// StatsFlush is SECUREAI_REQUEST_STATS_FLUSH, default 1m: how long a warm instance counts
 	// completed chat requests in memory before an invocation writes them, after its answer.

@@ -25,8 +25,8 @@ func TestParseConfig(t *testing.T) {
 			"SECUREAI_TABLE_IDEMPOTENCY": "idem.table_1", "SECUREAI_DEMO": "true", "SECUREAI_KEY_CACHE_TTL": "0",
 			"SECUREAI_MAX_BODY_BYTES": "1024", "SECUREAI_CORS_ORIGIN": "'https://app.example.com:8443'",
 			"SECUREAI_PROVIDER_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:keys",
-			"AWS_LAMBDA_FUNCTION_NAME":     "models",
-			"SECUREAI_TABLE_LIMITS":        "limits", "SECUREAI_TABLE_USERS": "users", "SECUREAI_TABLE_RECEIPTS": "receipts",
+			"AWS_LAMBDA_FUNCTION_NAME":     "models", "SECUREAI_TRACES": "xray",
+			"SECUREAI_TABLE_LIMITS": "limits", "SECUREAI_TABLE_USERS": "users", "SECUREAI_TABLE_RECEIPTS": "receipts",
 			"SECUREAI_TABLE_CIRCUIT_BREAKERS": "breakers", "SECUREAI_SIGNING_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:signing",
 			"SECUREAI_EVENT_BUS": "bus", "SECUREAI_WEBHOOK_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/q",
 			"SECUREAI_WEBHOOKS_ALLOW_PRIVATE": "true",
@@ -59,6 +59,7 @@ func TestParseConfig(t *testing.T) {
 		{"SECUREAI_CORS_ORIGIN", "'app.example.com'"},
 		{"SECUREAI_CORS_ORIGIN", "'"},
 		{"AWS_XRAY_SDK_DISABLED", "off"},
+		{"SECUREAI_TRACES", "x-ray"},
 	} {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
 			_, err := ParseConfig(lookup(base, map[string]string{tc.name: tc.value}))

@@ -39,7 +39,10 @@ import (
 // event.FlushTimeout or past the invocation's deadline.
 func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Handler, error)) http.Handler {
 	l := &lazy{build: build, lock: make(chan struct{}, 1)}
-	return httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// A path not in canonical form is a 404 in render's envelope, as locally: the endpoint's
+	// ServeMux would redirect it.
+	envelope := func(string) httpapi.Render { return render }
+	return httpapi.WithRequestID(httpapi.Canonical(envelope, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer c.flush(r.Context())
 		ctx, cancel := beforeDeadline(r.Context(), reserve)
 		defer cancel()
@@ -61,7 +64,7 @@ func (c *Cloud) HTTP(render httpapi.Render, build func(context.Context) (http.Ha
 			return
 		}
 		h.ServeHTTP(w, r)
-	}))
+	})))
 }
 
 // Endpoint is HTTP for an endpoint of the gateway, built from the function's GatewayDeps (read

@@ -120,7 +120,7 @@ func newFixture(t *testing.T) fixture {
 		"AWS_REGION": cfg.Region, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
 		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_ENDPOINT_URL": proxy.URL, "AWS_XRAY_SDK_DISABLED": "true", "AWS_LAMBDA_FUNCTION_NAME": "",
+		"AWS_ENDPOINT_URL": proxy.URL, "AWS_XRAY_SDK_DISABLED": "true", "SECUREAI_TRACES": "off", "AWS_LAMBDA_FUNCTION_NAME": "",
 		"SECUREAI_TABLE_API_KEYS": tables.APIKeys, "SECUREAI_TABLE_IDEMPOTENCY": tables.Idempotency,
 		"SECUREAI_PROVIDER_SECRET_ARN": aws.ToString(arn.ARN), "SECUREAI_DEMO": "false", "SECUREAI_CONFIG": "",
 		"SECUREAI_CORS_ORIGIN": "", "SECUREAI_KEY_CACHE_TTL": "",
@@ -272,5 +272,30 @@ func TestCORSOriginOnEveryAnswer(t *testing.T) {
 				t.Errorf("Access-Control-Allow-Origin = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Issue 34 item 10: a function answers a path not in canonical form (//…, a . or .. segment) with
+// a 404 in its envelope, before its endpoint is built — never a ServeMux redirect to the cleaned
+// path (for ../ segments, a Location outside the API).
+func TestANonCanonicalPathIsA404InTheEnvelope(t *testing.T) {
+	built := false
+	h := (&cloud.Cloud{}).HTTP(openaiapi.Render, func(context.Context) (http.Handler, error) {
+		built = true
+		return http.NotFoundHandler(), nil
+	})
+	for _, path := range []string{"//v1/chat/completions", "/console/assets/../../../etc/passwd", "/v1/./models", "/console/assets/%2e%2e"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != http.StatusNotFound || rec.Header().Get("Location") != "" || body.Error.Code != "not_found" || rec.Header().Get("X-Request-Id") == "" {
+			t.Errorf("GET %s: %d Location %q %s; want a 404 in the OpenAI envelope with a request id", path, rec.Code, rec.Header().Get("Location"), rec.Body)
+		}
+	}
+	if built {
+		t.Error("the endpoint was built for a path it does not serve")
 	}
 }

@@ -105,7 +105,7 @@ func deploy(ctx context.Context, motoURL, proxyURL, upstreamURL, dir string) (*d
 		// Nothing from the caller's AWS setup may reach the function: moto only, dummy credentials.
 		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 		"AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_XRAY_SDK_DISABLED=true", "SECUREAI_TRACES=off", "AWS_SAM_LOCAL=",
 		"AWS_ENDPOINT_URL=" + proxyURL,
 		"SECUREAI_TABLE_API_KEYS=" + tables.APIKeys, "SECUREAI_TABLE_LIMITS=" + tables.Limits,
 		"SECUREAI_TABLE_USERS=" + tables.Users, "SECUREAI_TABLE_RECEIPTS=" + tables.Receipts,

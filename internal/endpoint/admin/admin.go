@@ -35,7 +35,7 @@ func table(d gateway.Deps) []httpapi.Route {
 		routes = append(routes, (&adminapi.Keys{Service: d.KeyAdmin, Limits: d.Limits, KeyCacheTTL: d.KeyCacheTTL}).Routes()...)
 	}
 	if d.Breakers != nil {
-		routes = append(routes, adminapi.Breakers{Breakers: d.Breakers}.Routes()...)
+		routes = append(routes, adminapi.Breakers{Breakers: d.Breakers, Keys: d.KeyAdmin}.Routes()...)
 	}
 	if d.Webhooks != nil {
 		routes = append(routes, d.Webhooks.Routes()...)

@@ -47,6 +47,7 @@ func Over(d gateway.Deps, api http.Handler) (http.Handler, error) {
 	if d.KeyAdmin == nil || d.Events == nil {
 		return nil, &gateway.OffError{Endpoint: "/console", Needs: "the users table (SECUREAI_TABLE_USERS) and the event bus (SECUREAI_EVENT_BUS)"}
 	}
-	c := console.New(console.Config{API: api, Keys: d.Keys, Sessions: d.KeyAdmin, Events: d.Events, Log: d.Log})
+	c := console.New(console.Config{API: api, Keys: d.Keys, Sessions: d.KeyAdmin, Events: d.Events, Log: httpapi.Logger(d.Log),
+		TrustedProxies: d.TrustedProxies})
 	return httpapi.WithRequestID(c.Handler()), nil
 }

@@ -44,11 +44,17 @@ func NewJWKS(d gateway.Deps) (http.Handler, error) {
 }
 
 // newOpenAPI builds GET /openapi.json: docs/openapi.yaml as JSON, public like the JWKS (it
-// describes the API, nothing of its data). The conversion runs once per process.
-func newOpenAPI(gateway.Deps) (http.Handler, error) {
+// describes the API, nothing of its data), its first server the local server's own address when
+// the Deps name one. The conversion runs once per process.
+func newOpenAPI(d gateway.Deps) (http.Handler, error) {
 	doc, err := docs.OpenAPIJSON()
 	if err != nil {
 		return nil, err
+	}
+	if d.LocalURL != "" {
+		if doc, err = docs.WithFirstServer(doc, d.LocalURL); err != nil {
+			return nil, err
+		}
 	}
 	return httpapi.Routes(classicapi.Render, httpapi.Document("application/json", "public, max-age=300", doc), openAPIRoute), nil
 }

@@ -1,6 +1,7 @@
 package localserver
 
 import (
+	"net/netip"
 	"os"
 	"time"
 
@@ -25,8 +26,11 @@ type Env struct {
 	SkipUnhealthy  bool           // SECUREAI_SKIP_UNHEALTHY: skip_unhealthy for requests that do not say, default false
 	ReadBudget     int            // SECUREAI_READ_BUDGET_PER_MINUTE: each key's requests a minute to the reading routes
 	HoldMargin     time.Duration  // SECUREAI_HOLD_MARGIN: how long past its deadline an unsettled reservation is refunded
-	Tracing        tracing.Config // OTEL_EXPORTER_OTLP_* and SECUREAI_TRACE_CONTENT: off unless an OTLP endpoint is set
+	Tracing        tracing.Config // OTEL_EXPORTER_OTLP_*, SECUREAI_TRACES and SECUREAI_TRACE_CONTENT: off unless an OTLP endpoint is set
 	StatsFlush     time.Duration  // SECUREAI_REQUEST_STATS_FLUSH: how often request counts are written, default 1m
+	// TrustedProxies is SECUREAI_TRUSTED_PROXIES: the reverse proxies (addresses or CIDRs) whose
+	// X-Forwarded-Proto and X-Forwarded-For the console believes; default none.
+	TrustedProxies []netip.Prefix
 }
 
 // LoadEnv reads the environment; a malformed value is an *envvar.Error naming the variable.
@@ -45,6 +49,7 @@ func LoadEnv() (Env, error) {
 		HoldMargin:     r.PositiveDuration("SECUREAI_HOLD_MARGIN", ledger.DefaultHoldMargin),
 		Tracing:        tracing.ParseConfig(r),
 		StatsFlush:     r.PositiveDuration("SECUREAI_REQUEST_STATS_FLUSH", reqstats.DefaultFlushInterval),
+		TrustedProxies: r.Prefixes("SECUREAI_TRUSTED_PROXIES"),
 	}
 	e.Tracing.XRay = false // the local server has no X-Ray daemon
 	return e, r.Err()

@@ -85,13 +85,17 @@ func Deps(ctx context.Context, env Env, cat *catalog.Catalog, store *boltstore.S
 	d = gateway.Deps{
 		Catalog: cat, Providers: adapters.Factories(), Credential: os.Getenv, Keys: keys, Log: log,
 		Budget: env.RequestTimeout, MaxBody: env.MaxBody, Engine: chain.Engine{Reserve: 100 * time.Millisecond, Health: health},
-		Idempotency:   store,
-		Signer:        signer,
-		KeyCacheTTL:   0, // the local server's cache is invalidated at once
-		SkipUnhealthy: env.SkipUnhealthy,
-		ReadBudget:    &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
-		Metrics:       m.Handler(),
-		Events:        events.Publisher,
+		Idempotency:    store,
+		Signer:         signer,
+		KeyCacheTTL:    0, // the local server's cache is invalidated at once
+		SkipUnhealthy:  env.SkipUnhealthy,
+		ReadBudget:     &httpapi.KeyBudget{PerMinute: cmp.Or(env.ReadBudget, httpapi.DefaultReadBudget)},
+		Metrics:        m.Handler(),
+		Events:         events.Publisher,
+		TrustedProxies: env.TrustedProxies,
+	}
+	if env.Port != "" {
+		d.LocalURL = "http://127.0.0.1:" + env.Port // the address make run listens on
 	}
 	err = d.Attach(gateway.Stores{Keys: store, Users: store, Counter: counts,
 		Books: ledger.Local{Counter: counts, Users: store, Receipts: store}, HoldMargin: env.HoldMargin,

@@ -2,6 +2,7 @@ package localserver
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/secureai-gateway/gateway/internal/api/classicapi"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
@@ -61,9 +62,20 @@ func NewGateway(d gateway.Deps) (*Gateway, error) {
 
 const metricsRoute = "GET /metrics"
 
-// Mux mounts every route. Every response carries an X-Request-Id, the mux's own redirect to a
-// cleaned path included.
-func (g *Gateway) Mux() http.Handler { return httpapi.WithRequestID(g.mux) }
+// Mux mounts every route. Every response carries an X-Request-Id; a path that is not in
+// canonical form (//v1/…, a . or .. segment), or that only a slash added would match (/v1), is a
+// 404 in its surface's envelope, never the ServeMux's redirect.
+func (g *Gateway) Mux() http.Handler {
+	return httpapi.WithRequestID(httpapi.Canonical(surface, httpapi.NoRedirect(g.mux.ServeMux, surface)))
+}
+
+// surface is the envelope of the unknown routes under path: OpenAI's under /v1, classic elsewhere.
+func surface(path string) httpapi.Render {
+	if path == "/v1" || strings.HasPrefix(path, "/v1/") {
+		return openaiapi.Render
+	}
+	return classicapi.Render
+}
 
 // Routes are the routes the Mux serves ("METHOD /path"; the console's, which answers its own
 // paths, without a method).

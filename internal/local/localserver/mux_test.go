@@ -3,7 +3,9 @@ package localserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +41,16 @@ func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 		{"GET", "/v1/chat/completions", 405, "POST", true},
 		{"PUT", "/policy-check", 405, "POST", false},
 		{"POST", "/openapi.json", 405, "GET", false},
+		// Issue 34 item 10: a path not in canonical form is a 404 in its surface's envelope, never
+		// the mux's redirect (an HTML body; for ../ a Location outside the API).
+		{"POST", "//v1/chat/completions", 404, "", true},
+		{"GET", "/v1/./models", 404, "", true},
+		{"GET", "/console/assets/../../../etc/passwd", 404, "", false},
+		{"GET", "/v1/../admin/api-keys", 404, "", false},
+		{"GET", "/console/assets/%2e%2e", 404, "", false},
+		// … and so is a path that only a slash added would match.
+		{"GET", "/v1", 404, "", true},
+		{"GET", "/receipts", 404, "", false},
 	} {
 		rec := httptest.NewRecorder()
 		openapitest.Handler(t, gw.Mux()).ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
@@ -48,14 +60,21 @@ func TestMuxAnswersUnknownRoutesInTheirSurfacesEnvelope(t *testing.T) {
 		if !strings.HasPrefix(rec.Header().Get("X-Request-Id"), "req_") {
 			t.Errorf("%s %s: X-Request-Id %q", tc.method, tc.path, rec.Header().Get("X-Request-Id"))
 		}
+		if loc := rec.Header().Get("Location"); loc != "" {
+			t.Errorf("%s %s: redirected to %q", tc.method, tc.path, loc)
+		}
 		var body map[string]any
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
+		path := tc.path
+		if u, err := url.PathUnescape(path); err == nil {
+			path = u // the message names the path as decoded
+		}
 		if tc.openai {
 			e, _ := body["error"].(map[string]any)
-			if e == nil || e["type"] != "invalid_request_error" || !strings.Contains(e["message"].(string), tc.path) {
+			if e == nil || e["type"] != "invalid_request_error" || !strings.Contains(e["message"].(string), path) {
 				t.Errorf("%s %s: body %s is not the OpenAI envelope naming the route", tc.method, tc.path, rec.Body)
 			}
-		} else if body["success"] != false || !strings.Contains(body["message"].(string), tc.path) {
+		} else if body["success"] != false || !strings.Contains(fmt.Sprint(body["message"]), path) {
 			t.Errorf("%s %s: body %s is not the classic envelope naming the route", tc.method, tc.path, rec.Body)
 		}
 	}
@@ -115,5 +134,30 @@ func TestUsageIsMountedOnlyWithBillingAndLimits(t *testing.T) {
 	gw.Mux().ServeHTTP(rec, httptest.NewRequest("GET", "/usage", nil))
 	if rec.Code != 404 {
 		t.Errorf("GET /usage without billing and limits: status %d, want 404", rec.Code)
+	}
+}
+
+// Issue 34 item 16: GET /openapi.json names the local server's own address first, whatever PORT
+// is; without one, the document's (8080).
+func TestTheAPIDescriptionNamesTheLocalServersPort(t *testing.T) {
+	for _, tc := range []struct{ local, want string }{{"http://127.0.0.1:9090", "http://127.0.0.1:9090"}, {"", "http://127.0.0.1:8080"}} {
+		gw, err := NewGateway(gateway.Deps{Catalog: &catalog.Catalog{Providers: map[string]catalog.ProviderConfig{}, Models: map[string]*catalog.Model{}},
+			Providers: adapters.Factories(), Credential: func(string) string { return "" }, LocalURL: tc.local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		gw.Mux().ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+		var doc struct {
+			OpenAPI string `json:"openapi"`
+			Servers []struct{ URL string }
+			Paths   map[string]any
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != 200 {
+			t.Fatalf("GET /openapi.json: %d %v", rec.Code, err)
+		}
+		if len(doc.Servers) < 2 || doc.Servers[0].URL != tc.want || doc.OpenAPI == "" || len(doc.Paths) == 0 {
+			t.Errorf("LocalURL %q: servers %+v, want %s first and the rest of the document", tc.local, doc.Servers, tc.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/billing"
@@ -115,6 +116,39 @@ func (s *Store) RefundExpired(_ context.Context, now time.Time) (int, error) {
 }
 
 var errNothingExpired = errors.New("boltstore: no expired hold")
+
+// ListUsers implements billing.Lister: the file's records, each replaced by the one kept in memory
+// (committed or not), and those only in memory, ordered by id.
+func (s *Store) ListUsers(_ context.Context) ([]*billing.User, error) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	byID := map[string]*billing.User{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketUsers).ForEach(func(k, raw []byte) error {
+			u, err := decodeUser(raw)
+			if err != nil {
+				return err
+			}
+			byID[string(k)] = u
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: listing users: %w", err)
+	}
+	for id, e := range s.p.users {
+		if e.u != nil {
+			u := *e.u
+			byID[id] = &u
+		}
+	}
+	out := make([]*billing.User, 0, len(byID))
+	for _, u := range byID {
+		out = append(out, u)
+	}
+	slices.SortFunc(out, func(a, b *billing.User) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
 
 func expiredHold(u *billing.User, now time.Time) bool {
 	for _, h := range u.Holds {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,27 @@ func (s *Store) user(ctx context.Context, id string) (*billing.User, int64, erro
 		}
 	}
 	return u, version, nil
+}
+
+// ListUsers implements billing.Lister with a consistent Scan of the users table, ordered by id.
+func (s *Store) ListUsers(ctx context.Context) ([]*billing.User, error) {
+	users := []*billing.User{}
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.tables.Users), ConsistentRead: aws.Bool(true)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, &OpError{Op: "Scan", Table: s.tables.Users, Err: err}
+		}
+		for _, item := range page.Items {
+			u, err := decodeUser(item)
+			if err != nil {
+				return nil, fmt.Errorf("dynamostore: corrupt user item: %w", err)
+			}
+			users = append(users, u)
+		}
+	}
+	slices.SortFunc(users, func(a, b *billing.User) int { return strings.Compare(a.ID, b.ID) })
+	return users, nil
 }
 
 // decodeUser reads a user item; no holds read as nil, as a record without any is written.
@@ -211,7 +233,7 @@ func (s *Store) chargeUpdate(id string, c billing.Charge) (*types.Update, error)
 		cond += " AND #mp = :pcap"
 		names["#mp"], values[":pcap"] = "monthlyPoints", number(c.PointsCap)
 	}
-	if c.Capped && c.Points > 0 {
+	if c.Capped && c.Points > 0 && c.PointsCap != billing.NoQuota { // no quota: any points, while it has none
 		cond += " AND #pu <= :pmax"
 		values[":pmax"] = number(c.PointsCap - c.Points)
 	}

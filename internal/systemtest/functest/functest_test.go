@@ -410,7 +410,7 @@ func awsEnv(creds aws.Credentials, endpoint string) []string {
 		"AWS_ACCESS_KEY_ID=" + creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + creds.SecretAccessKey, "AWS_SESSION_TOKEN=",
 		"AWS_PROFILE=", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL=" + endpoint, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=",
-		"AWS_XRAY_SDK_DISABLED=true", "AWS_SAM_LOCAL=",
+		"AWS_XRAY_SDK_DISABLED=true", "SECUREAI_TRACES=off", "AWS_SAM_LOCAL=",
 	}
 }
 

@@ -21,6 +21,7 @@ var parameterSamples = map[string]struct{ valid, invalid []string }{
 		valid:   []string{"", "http://localhost:4318", "https://otlp.example.com", "https://api.honeycomb.io:443/otlp"},
 		invalid: []string{"localhost:4318", "grpc://collector:4317", "http://", "http://host/path?query=1"},
 	},
+	"Traces":       {valid: []string{"otlp", "xray", "off"}, invalid: []string{"x-ray", "OTLP", "none"}},
 	"TraceContent": {valid: []string{"true", "false"}, invalid: []string{"yes", "on"}},
 	"KeyCacheTTL": {
 		valid:   []string{"30s", "0", "5m", "1h", "250ms", "1m30s", "90s"},

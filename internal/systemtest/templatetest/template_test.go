@@ -369,8 +369,14 @@ func TestFunctionsMatchTemplate(t *testing.T) {
 		targets[m[2]] = m[1]
 	}
 
-	if got := scalar(tp.root, "Globals", "Function", "Tracing"); got != "Active" {
-		t.Errorf("Globals.Function.Tracing = %q, want Active (X-Ray on every function)", got)
+	// Active tracing (the segment the X-Ray SDK records into) exactly when Traces=xray.
+	if tr := get(tp.root, "Globals", "Function", "Tracing"); tr == nil || tr.Tag != "!If" || len(tr.Content) != 3 ||
+		tr.Content[0].Value != "XRaySDK" || tr.Content[1].Value != "Active" || tr.Content[2].Value != "PassThrough" {
+		t.Error("Globals.Function.Tracing is not !If [XRaySDK, Active, PassThrough]")
+	}
+	if c := get(tp.root, "Conditions", "XRaySDK"); c == nil || c.Tag != "!Equals" || len(c.Content) != 2 ||
+		ref(c.Content[0]) != "Traces" || c.Content[1].Value != "xray" {
+		t.Error("Conditions.XRaySDK is not !Equals [!Ref Traces, xray]")
 	}
 	if got := scalar(tp.root, "Globals", "Function", "Runtime"); got != "provided.al2023" {
 		t.Errorf("Globals.Function.Runtime = %q, want provided.al2023", got)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,11 +33,13 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 		{"a charge within its cap is applied", usersChargeFits},
 		{"a charge over its cap, or decided on settings since changed, is refused and writes nothing", usersChargeOverCap},
 		{"a charge for another period is refused", usersChargeStale},
+		{"a user with no quota holds any points, only while it has none", usersNoQuota},
 		{"an uncapped charge may go negative or past the cap", usersChargeUncapped},
 		{"an admin edit racing charges loses none of them", usersUpdateRacingCharges},
 		{"50 concurrent reservations with room for 10 hold exactly 10", usersConcurrentReserve},
 		{"budget thresholds round-trip: unset, none, and set apart", usersThresholdsRoundTrip},
 		{"a threshold claim is won with its charge once, and refused writing nothing", usersThresholdClaim},
+		{"every user is listed once, by id, as last written", usersList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,6 +49,34 @@ func RunUsers(t *testing.T, newStore func(t *testing.T) billing.Store) {
 }
 
 var userPeriod = time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
+
+func usersList(t *testing.T, s billing.Store) {
+	l, ok := s.(billing.Lister)
+	if !ok {
+		t.Fatal("the store cannot list its users (billing.Lister)")
+	}
+	ctx := context.Background()
+	if got, err := l.ListUsers(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("an empty store lists %v, %v", got, err)
+	}
+	for _, id := range []string{"u2", "key:key_1", "u1"} {
+		mustCreateUser(t, s, userFixture(id))
+	}
+	if _, err := s.UpdateUser(ctx, "u2", func(u *billing.User) error { u.MonthlyPoints = 5; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.ListUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, u := range got {
+		ids = append(ids, u.ID)
+	}
+	if strings.Join(ids, ",") != "key:key_1,u1,u2" || got[2].MonthlyPoints != 5 {
+		t.Errorf("listed %v (u2's allowance %d), want key:key_1,u1,u2 and u2 as updated", ids, got[len(got)-1].MonthlyPoints)
+	}
+}
 
 func userFixture(id string) *billing.User {
 	return &billing.User{ID: id, MonthlyPoints: 100, RenewalDay: 15, PeriodStart: userPeriod, PointsUsed: 7,
@@ -170,6 +201,33 @@ func usersChargeOverCap(t *testing.T, s billing.Store) {
 	}
 	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Micros: 1, Capped: true, PointsCap: 100, MicrosCap: 25_000_000}); !errors.Is(err, billing.ErrInsufficient) {
 		t.Errorf("micros with usage-by-model off: %v, want ErrInsufficient", err)
+	}
+}
+
+func usersNoQuota(t *testing.T, s billing.Store) {
+	ctx := context.Background()
+	u := userFixture("u1")
+	u.MonthlyPoints = billing.NoQuota
+	mustCreateUser(t, s, u)
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1_000_000, Capped: true, PointsCap: billing.NoQuota}); err != nil {
+		t.Fatalf("a million points for a user with no quota: %v", err)
+	}
+	if got := mustUser(t, s, "u1"); got.PointsUsed != u.PointsUsed+1_000_000 || got.HasQuota() {
+		t.Errorf("points used %d (quota %d), want %d counted and still no quota", got.PointsUsed, got.MonthlyPoints, u.PointsUsed+1_000_000)
+	}
+	// A decision made while it had none is refused once an admin gives it a quota, and the
+	// other way round.
+	if _, err := s.UpdateUser(ctx, "u1", func(u *billing.User) error { u.MonthlyPoints = 2_000_000; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1, Capped: true, PointsCap: billing.NoQuota}); !errors.Is(err, billing.ErrInsufficient) {
+		t.Errorf("a charge decided on no quota, after a quota was set: %v, want ErrInsufficient", err)
+	}
+	if _, err := s.UpdateUser(ctx, "u1", func(u *billing.User) error { u.MonthlyPoints = billing.NoQuota; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Charge(ctx, "u1", billing.Charge{Period: userPeriod, Points: 1, Capped: true, PointsCap: 2_000_000}); !errors.Is(err, billing.ErrInsufficient) {
+		t.Errorf("a charge decided on a quota, after it was lifted: %v, want ErrInsufficient", err)
 	}
 }
 

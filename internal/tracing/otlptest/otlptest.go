@@ -19,8 +19,16 @@ import (
 type Receiver struct {
 	URL string // the base URL: what OTEL_EXPORTER_OTLP_ENDPOINT names
 
-	mu    sync.Mutex
-	spans []*tracev1.Span
+	mu       sync.Mutex
+	spans    []*tracev1.Span
+	requests []Request
+}
+
+// Request is one export as received: what a test checks a signature or a header on.
+type Request struct {
+	Host   string
+	Header http.Header
+	Body   []byte // as sent (compressed when the exporter compresses)
 }
 
 // New starts a receiver.
@@ -38,6 +46,9 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, err := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	rc.requests = append(rc.requests, Request{Host: r.Host, Header: r.Header.Clone(), Body: raw})
+	rc.mu.Unlock()
 	var req collectortrace.ExportTraceServiceRequest
 	if err == nil {
 		err = proto.Unmarshal(raw, &req)
@@ -63,6 +74,13 @@ func (rc *Receiver) Spans() []*tracev1.Span {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]*tracev1.Span(nil), rc.spans...)
+}
+
+// Requests returns every export received so far, decodable or not.
+func (rc *Receiver) Requests() []Request {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]Request(nil), rc.requests...)
 }
 
 // Named returns the spans received so far with that name.

@@ -252,12 +252,16 @@ async function keys(append) {
   const d = await api("GET", "admin/api-keys?" + q);
   keyCursor = d.nextCursor || "";
   $("key-more").hidden = !keyCursor;
-  table("key-table", ["Name", "Id", "Prefix", "Admin", "Limits", "Status", ""], (d.apiKeys || []).map((k) => [
-    k.name, k.id, k.prefix, k.admin ? "yes" : "",
+  // A console session (sessionOf: the key that opened it) is marked as one, with its expiry: it is
+  // no admin key of its own, and ends with that key or at its expiry.
+  table("key-table", ["Name", "Id", "Prefix", "Admin", "Limits", "Status", "Expires", ""], (d.apiKeys || []).map((k) => [
+    k.sessionOf ? el("span", {}, k.name, " ", el("small", { class: "tag", "data-session": k.sessionOf, title: "opened by " + k.sessionOf }, "console session")) : k.name,
+    k.id, k.prefix, k.admin ? (k.sessionOf ? "session" : "yes") : "",
     `${k.dailyLimit ?? "∞"}/day, ${k.monthlyLimit ?? "∞"}/month, ${k.rateLimit?.requestsPerMinute ?? "∞"}/min`,
     k.revokedAt ? "revoked" : k.expiresAt && new Date(k.expiresAt) < new Date() ? "expired" : "active",
-    k.revokedAt ? "" : el("span", {}, el("button", { type: "button", class: "link", onclick: () => editKey(k) }, "Edit"),
-      el("button", { type: "button", class: "link", "data-revoke": k.id, onclick: () => revokeKey(k) }, "Revoke")),
+    k.expiresAt ? fmtTime(k.expiresAt) : "never",
+    k.revokedAt ? "" : el("span", {}, k.sessionOf ? "" : el("button", { type: "button", class: "link", onclick: () => editKey(k) }, "Edit"),
+      el("button", { type: "button", class: "link", "data-revoke": k.id, onclick: () => revokeKey(k) }, k.sessionOf ? "End session" : "Revoke")),
   ]), keyTerm ? `No key's name contains "${keyTerm}".` : "No keys yet.");
 }
 $("key-search").addEventListener("submit", (e) => { e.preventDefault(); keys().catch((x) => banner(x.message)); });
@@ -270,11 +274,13 @@ function editKey(k) {
   $("kf-allowedModels").value = (k.allowedModels || []).join(", ");
   $("kf-allowedSMLTPPolicies").value = (k.allowedSMLTPPolicies || []).join(", ");
   $("kf-failoverDefaults").value = k.failoverDefaults ? JSON.stringify(k.failoverDefaults) : "";
+  $("kf-admin").checked = !!k.admin; $("kf-allowHedging").checked = k.allowHedging !== false;
+  $("key-form").dataset.admin = String(!!k.admin); $("key-form").dataset.allowHedging = String(k.allowHedging !== false);
   $("key-form-title").textContent = "Edit " + k.name; $("kf-submit").textContent = "Save"; $("kf-cancel").hidden = false;
   $("kf-name").focus();
 }
 function resetKeyForm() {
-  $("key-form").reset(); $("kf-id").value = "";
+  $("key-form").reset(); $("kf-id").value = ""; delete $("key-form").dataset.admin; delete $("key-form").dataset.allowHedging;
   $("key-form-title").textContent = "Create a key"; $("kf-submit").textContent = "Create key"; $("kf-cancel").hidden = true;
 }
 $("kf-cancel").addEventListener("click", resetKeyForm);
@@ -294,6 +300,12 @@ $("key-form").addEventListener("submit", async (ev) => {
   const rpm = num($("kf-rpm").value); if (rpm !== undefined) body.rateLimit = { requestsPerMinute: rpm };
   if ($("kf-allowedModels").value.trim()) body.allowedModels = list($("kf-allowedModels").value);
   if ($("kf-allowedSMLTPPolicies").value.trim()) body.allowedSMLTPPolicies = list($("kf-allowedSMLTPPolicies").value);
+  // The boxes: on a new key, only what differs from the defaults (no admin, may hedge); on an
+  // edit, only what changed (so saving a form never demotes or promotes a key by accident).
+  for (const [k, box] of [["admin", "kf-admin"], ["allowHedging", "kf-allowHedging"]]) {
+    const was = f.dataset[k], now = $(box).checked;
+    if (id ? was !== undefined && was !== String(now) : now !== (k === "allowHedging")) body[k] = now;
+  }
   const fd = $("kf-failoverDefaults").value.trim();
   f.querySelectorAll(".error").forEach((e) => (e.textContent = ""));
   if (fd) { try { body.failoverDefaults = JSON.parse(fd); } catch { f.querySelector('[data-for="failoverDefaults"]').textContent = "failoverDefaults is not valid JSON"; return; } }
@@ -312,8 +324,33 @@ $("key-secret-copy").addEventListener("click", () => copy("key-secret-value"));
 // ---------- users & usage ----------
 // A user's billing record, then each of the user's keys against its request limits (GET
 // /admin/api-keys/{id}/usage): used of limit per window and when the window resets.
-let userCursor = "";
-async function users() { if ($("user-id").value.trim()) await showUser(); }
+let userCursor = "", userListCursor = "";
+async function users() {
+  await listUsers();
+  if ($("user-id").value.trim()) await showUser();
+}
+// listUsers shows every user (GET /admin/users), a page at a time; a user's id shows its record
+// and keys below.
+async function listUsers(append) {
+  $("user-list-more").hidden = true; // one page at a time
+  const q = new URLSearchParams({ limit: String(PAGE) });
+  if (append && userListCursor) q.set("cursor", userListCursor);
+  const d = await api("GET", "admin/users?" + q);
+  userListCursor = d.nextCursor || "";
+  $("user-list-more").hidden = !userListCursor;
+  const rows = (d.users || []).map((u) => [
+    el("button", { type: "button", class: "link", "data-user": u.id, onclick: () => { $("user-id").value = u.id; showUser().catch((e) => ($("user-error").textContent = e.message)); } }, u.id),
+    u.points.monthlyAllowance === null ? `${u.points.used} used (no quota)` : `${u.points.used} / ${u.points.monthlyAllowance}`,
+    u.usageByModel.enabled ? `$${u.usageByModel.currentSpend.toFixed(2)} / $${u.usageByModel.dollarLimit.toFixed(2)}` : "off",
+    fmtTime(u.createdAt)]);
+  if (append) {
+    const tbody = $("user-list").querySelector("tbody");
+    for (const r of rows) tbody.append(el("tr", {}, ...r.map((c) => el("td", {}, c))));
+    return;
+  }
+  table("user-list", ["User", "Points this month", "Usage by model", "Created"], rows, "No users yet: a key's user is created with the key.");
+}
+$("user-list-more").addEventListener("click", () => listUsers(true).catch((e) => banner(e.message)));
 async function showUser(append) {
   const id = $("user-id").value.trim();
   $("user-error").textContent = "";
@@ -322,7 +359,7 @@ async function showUser(append) {
     const d = await api("GET", "admin/users/" + encodeURIComponent(id));
     const u = d.user, p = u.points, m = u.usageByModel;
     table("user-view", ["Field", "Value"], [
-      ["Points", `${p.used} used of ${p.monthlyAllowance} this month (${p.remaining} left)`],
+      ["Points", p.monthlyAllowance === null ? `${p.used} used this month (no quota)` : `${p.used} used of ${p.monthlyAllowance} this month (${p.remaining} left)`],
       ["Points renew", `${fmtTime(p.nextRenewal)} (day ${p.renewalDay} of each month)`],
       ["Usage by model", m.enabled ? "enabled" : "off"],
       ["Budget (USD)", `${m.currentSpend.toFixed(2)} spent of ${m.dollarLimit.toFixed(2)} (${m.remainingBudget.toFixed(2)} left)`]], "");
@@ -490,6 +527,10 @@ function chatBody(stream, surface = "chat") {
   const redundancy = { on: [...document.querySelectorAll("#pg-on input:checked")].map((c) => c.value) };
   if ($("pg-timeout").value) redundancy.timeout_ms = Number($("pg-timeout").value);
   if ($("pg-ftt").value) redundancy.first_token_timeout_ms = Number($("pg-ftt").value);
+  if ($("pg-hedge").value) redundancy.hedge_after_ms = Number($("pg-hedge").value);
+  if ($("pg-retry").value) redundancy.retry = { attempts: Number($("pg-retry").value) };
+  if ($("pg-interrupt").value) redundancy.on_interrupt = $("pg-interrupt").value;
+  if ($("pg-skip").checked) redundancy.skip_unhealthy = true;
   return { models, redundancy, ...SURFACES[surface].body($("pg-prompt").value), stream };
 }
 // readFrame reads one streamed frame of a surface: the report, more text, or an error.
@@ -505,15 +546,21 @@ function readFrame(surface, c) {
 }
 function attempts(report) {
   table("pg-attempts", ["Model", "Status", "Reason", "Latency"], (report?.attempts || []).map((a) =>
-    [a.model, el("span", { class: "status-" + a.status }, a.status), a.reason || "", a.latency_ms + " ms"]), "Single model: no failover report.");
+    [a.model + (a.hedge ? " (hedge)" : "") + (a.retry ? ` (retry ${a.retry})` : ""), el("span", { class: "status-" + a.status }, a.status), a.reason || "", a.latency_ms + " ms"]),
+  "Single model: no failover report.");
 }
-$("pg-check").addEventListener("click", async () => {
+// policyCheck runs the dry run of the playground's request and shows it: on its own button, and
+// before every Send.
+async function policyCheck() {
+  $("pg-policy").textContent = "…";
   try { const d = await api("POST", "policy-check", chatBody(false), $("pg-key").value.trim()); $("pg-policy").textContent = JSON.stringify(d, null, 2); }
   catch (e) { $("pg-policy").textContent = `${e.status}: ${e.message}`; }
-});
+}
+$("pg-check").addEventListener("click", policyCheck);
 $("pg-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   $("pg-answer").textContent = ""; $("pg-error").textContent = ""; $("pg-attempts").replaceChildren();
+  await policyCheck();
   const key = $("pg-key").value.trim();
   const headers = { "Content-Type": "application/json" };
   if (key) headers["Authorization"] = "Bearer " + key;
