@@ -129,12 +129,16 @@ func (t *otelTracer) trusts(r *http.Request) bool {
 	if len(t.trusted) == 0 {
 		return false
 	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	// A local server's RemoteAddr has a port; a Lambda request's is the API's sourceIp alone.
+	addr, err := netip.ParseAddr(r.RemoteAddr)
+	if ap, perr := netip.ParseAddrPort(r.RemoteAddr); perr == nil {
+		addr, err = ap.Addr(), nil
+	}
 	if err != nil {
 		return false
 	}
 	for _, p := range t.trusted {
-		if p.Contains(ap.Addr().Unmap()) {
+		if p.Contains(addr.Unmap()) {
 			return true
 		}
 	}

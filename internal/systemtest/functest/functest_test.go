@@ -126,6 +126,9 @@ func TestFunctionsAnswerEveryEvent(t *testing.T) {
 					// The failover was published to the bus (EventBridge on moto) before the
 					// invocation ended, and nothing else was.
 					got := fx.events.types(t)
+					if fn == "console" && kind == "not-admin" && slices.Equal(got, []string{"admin:console_action"}) {
+						got = nil // a refused sign-in is audited (issue 34 item 5)
+					}
 					if want := kind == "failover" || kind == "hedge"; want != slices.Equal(got, []string{"api:model_failover"}) || !want && len(got) != 0 {
 						t.Errorf("events on the bus after %s %s: %v", fn, kind, got)
 					}
