@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // claudeCode runs Claude Code in print mode against the gateway's /v1/messages, with its key in
@@ -25,7 +27,7 @@ func (e *env) claudeCode(t *testing.T, claude, dir, model, prompt string, args .
 const claudeCLI = ".agent-clients/node_modules/.bin/claude"
 
 func TestClaudeCodePlainAnswer(t *testing.T) {
-	claude := tool(t, claudeCLI)
+	claude := testenv.Tool(t, claudeCLI)
 	e := newEnv(t)
 	r := e.claudeCode(t, claude, t.TempDir(), claudeKnownID, "say hi")
 	r.requireOK(t, plainAnswer)
@@ -35,7 +37,7 @@ func TestClaudeCodePlainAnswer(t *testing.T) {
 // The tool turn runs with a model id Claude Code does not know, the shape it sends for a gateway's
 // own ids: the environment as a role-system message, adaptive thinking, output_config.
 func TestClaudeCodeToolUse(t *testing.T) {
-	claude := tool(t, claudeCLI)
+	claude := testenv.Tool(t, claudeCLI)
 	e := newEnv(t)
 	dir := t.TempDir()
 	const content = "scratch token amber-falcon-42"

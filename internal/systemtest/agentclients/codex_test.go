@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // codexConfig points Codex at the gateway's /v1/responses as a model provider of its own, with
@@ -44,7 +46,7 @@ func (e *env) codexExec(t *testing.T, codex, dir, prompt string) (runResult, str
 const codexCLI = ".agent-clients/node_modules/.bin/codex"
 
 func TestCodexPlainAnswer(t *testing.T) {
-	codex := tool(t, codexCLI)
+	codex := testenv.Tool(t, codexCLI)
 	e := newEnv(t)
 	r, last := e.codexExec(t, codex, t.TempDir(), "say hi")
 	r.requireOK(t, plainAnswer)
@@ -58,7 +60,7 @@ func TestCodexPlainAnswer(t *testing.T) {
 var hiLine = regexp.MustCompile(`(?m)^hi$`)
 
 func TestCodexShellTool(t *testing.T) {
-	codex := tool(t, codexCLI)
+	codex := testenv.Tool(t, codexCLI)
 	e := newEnv(t)
 	r, last := e.codexExec(t, codex, t.TempDir(), "Run echo hi and tell me what it printed.\nCALL exec_command {\"cmd\":\"echo hi\"}")
 	r.requireOK(t, toolQuote)

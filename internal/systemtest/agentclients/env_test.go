@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/secureai-gateway/gateway/internal/testkit/gatewayproc"
-	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // runBound bounds one client run: a plain answer takes a few seconds, a tool turn a few more.
@@ -199,21 +198,6 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
-}
-
-// tool returns the path of an installed test tool, relative to the repository's root. A missing
-// one fails the test under CI and skips it, loudly, elsewhere: `make test-tools` installs it.
-func tool(t *testing.T, rel string) string {
-	t.Helper()
-	path := filepath.Join(testenv.RepoRoot(t), rel)
-	if _, err := os.Stat(path); err != nil {
-		msg := rel + " is not installed: `make test-tools` installs the pinned agent clients (scripts/setup-test-tools.sh)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPED: " + msg)
-	}
-	return path
 }
 
 // requireFailover checks that the fallback fake/agent served at least turns requests and that

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/secureai-gateway/gateway/internal/testkit/testenv"
 )
 
 // venvPython is the checkout's Python, where `make test-tools` installs requirements-test.txt.
@@ -28,7 +30,7 @@ func (e *env) python(t *testing.T, py, model, script string, args []string, extr
 func TestAnthropicPython(t *testing.T) {
 	for _, mode := range []string{"stream", "create"} {
 		t.Run(mode, func(t *testing.T) {
-			py := tool(t, venvPython)
+			py := testenv.Tool(t, venvPython)
 			e := newEnv(t)
 			e.python(t, py, claudeKnownID, "anthropic_sdk.py", []string{mode}).requireOK(t, plainAnswer)
 			e.requireFailover(t, 1)
@@ -39,7 +41,7 @@ func TestAnthropicPython(t *testing.T) {
 func TestOpenAIPythonResponses(t *testing.T) {
 	for _, mode := range []string{"create-stream", "stream"} {
 		t.Run(mode, func(t *testing.T) {
-			py := tool(t, venvPython)
+			py := testenv.Tool(t, venvPython)
 			e := newEnv(t)
 			e.python(t, py, openaiID, "openai_responses.py", []string{mode}).requireOK(t, plainAnswer)
 			e.requireFailover(t, 1)
@@ -48,7 +50,7 @@ func TestOpenAIPythonResponses(t *testing.T) {
 }
 
 func TestOpenAIAgentsSDKFunctionTool(t *testing.T) {
-	py := tool(t, venvPython)
+	py := testenv.Tool(t, venvPython)
 	e := newEnv(t)
 	const secret = "amber-falcon-42"
 	r := e.python(t, py, openaiID, "agents_sdk.py", nil, "SECRET="+secret)

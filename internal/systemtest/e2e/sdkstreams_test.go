@@ -48,14 +48,7 @@ const sdkBound = 60 * time.Second
 // runSDK runs testdata/script with the checkout's .venv against e and returns its results by case.
 func runSDK(t *testing.T, e *env, script string, cases []sdkCase) map[string]sdkResult {
 	t.Helper()
-	py := filepath.Join(testenv.RepoRoot(t), ".venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		msg := ".venv/bin/python is missing: `make test-tools` installs requirements-test.txt"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPED: " + msg)
-	}
+	py := testenv.Tool(t, ".venv/bin/python")
 	arg, err := json.Marshal(cases)
 	if err != nil {
 		t.Fatal(err)

@@ -48,12 +48,19 @@ func tool(rel string) (string, error) {
 	return path, nil
 }
 
-// RIE returns the path of the Lambda Runtime Interface Emulator binary.
-func RIE(t testing.TB) string {
+// Tool returns the path of an installed test tool, relative to the repo root; a missing one fails
+// the test, saying how to install it (never a skip: CI installs every tool).
+func Tool(t testing.TB, rel string) string {
 	t.Helper()
-	path, err := tool(".bin/aws-lambda-rie")
+	path, err := tool(rel)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return path
+}
+
+// RIE returns the path of the Lambda Runtime Interface Emulator binary.
+func RIE(t testing.TB) string {
+	t.Helper()
+	return Tool(t, ".bin/aws-lambda-rie")
 }
