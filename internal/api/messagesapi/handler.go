@@ -6,8 +6,6 @@
 package messagesapi
 
 import (
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,10 +13,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/secureai-gateway/gateway/internal/api/agentwire"
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
-	"github.com/secureai-gateway/gateway/internal/api/openaiapi"
 	"github.com/secureai-gateway/gateway/internal/billing"
-	"github.com/secureai-gateway/gateway/internal/chain"
 	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/fault"
 	"github.com/secureai-gateway/gateway/internal/identity"
@@ -45,34 +42,8 @@ func (h *Handler) Messages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := req.in.Chain.FromHeaders(r.Header.Get(chain.HeaderModels), r.Header.Get(chain.HeaderFallbackModels)); err != nil {
-		return err
-	}
 	req.in.Native = &provider.Native{Wire: provider.WireMessages, Body: body, Beta: r.Header.Get("Anthropic-Beta")}
-	call, err := h.Completions.Open(r.Context(), req.in)
-	if err != nil {
-		return err
-	}
-	if req.in.Stream {
-		return h.stream(w, r, call, req)
-	}
-	c, report, err := call.Complete(r.Context())
-	if err != nil {
-		return httpapi.Quiet(err)
-	}
-	openaiapi.ReportHeaders(w, call, c.Served, report)
-	var b []byte
-	if c.Response.Native {
-		b = openaiapi.StampReport(c.Response.Body, "", c.Served, openaiapi.ReportJSON(call, c.Served, report, nil, nil))
-	} else {
-		sec := openaiapi.ReportJSON(call, c.Served, report, nil, req.dropped)
-		// The message is about the size of the completion and the report: one allocation.
-		b = appendMessage(make([]byte, 0, len(c.Response.Body)+len(sec)+256), messageID(r), c.Served, c.Response.Body, sec)
-	}
-	httpapi.StartAnswer(w, len(b))
-	_, _ = w.Write(b)
-	httpapi.SendAnswer(w)
-	return nil
+	return agentwire.Serve(w, r, h.Completions, req.in, req.dropped, wire{id: messageID(r)}, h.Log)
 }
 
 // messageID is the answer's id: the request's, so a message can be found in the logs.
@@ -80,63 +51,24 @@ func messageID(r *http.Request) string {
 	return "msg_" + strings.TrimPrefix(identity.RequestID(r.Context()), "req_")
 }
 
-// stream answers with Anthropic's event stream: the provider's own events when the serving
-// model speaks Messages (passed through), else the events written from its chat chunks.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, call *completion.Call, req *request) error {
-	var (
-		st     *completion.Stream
-		report chain.Report
-		err    error
-	)
-	out := httpapi.AwaitFirstToken(w, r, func() { st, report, err = call.Stream(r.Context()) })
-	if err != nil {
-		if out != nil && !errors.Is(err, chain.ErrCanceled) {
-			// Committed while the chain ran (keep-alives): the error is the stream's error event.
-			h.failedInStream(r, out, err)
-			return nil
-		}
-		return httpapi.Quiet(err)
-	}
-	defer st.Close()
-	c, err := st.Next() // the first chunk, already in hand
-	dropped := req.dropped
-	if c.Native {
-		dropped = nil // nothing was translated
-	}
-	if out == nil {
-		openaiapi.ReportHeaders(w, call, st.Served, report)
-		out = httpapi.StartSSE(w)
-	}
-	out.Coalesce(st.Ready)
-	ev := newEvents(out, messageID(r), st.Served, openaiapi.ReportJSON(call, st.Served, report, nil, dropped))
-	if !c.Native && out.Batch(ev.start) != nil {
-		return nil
-	}
-	for ; err == nil; c, err = st.Next() {
-		ev.next = c
-		if out.Batch(ev.write) != nil {
-			return nil // the caller went away; Close cancels the upstream call
-		}
-	}
-	switch {
-	case err == io.EOF:
-		_ = out.Batch(ev.finish)
-	case !errors.Is(err, chain.ErrCanceled):
-		in := completion.AsInterruption(err)
-		httpapi.Logger(h.Log).WarnContext(r.Context(), "stream interrupted after first token", "request_id",
-			identity.RequestID(r.Context()), "code", in.Code, "err", err)
-		_ = ev.fail(in.Message)
-	}
-	return nil
+// wire writes the answers of one request, whose message is named id (agentwire.Wire).
+type wire struct{ id string }
+
+// Answer implements agentwire.Wire: the message of a whole answer.
+func (w wire) Answer(completion []byte, served string, sec []byte) []byte {
+	// The message is about the size of the completion and the report: one allocation.
+	return appendMessage(make([]byte, 0, len(completion)+len(sec)+256), w.id, served, completion, sec)
 }
 
-// failedInStream ends a stream committed before its chain secured a first token (keep-alives)
-// whose chain then failed: the error it would have answered, as Anthropic's error event.
-func (h *Handler) failedInStream(r *http.Request, out *httpapi.SSE, err error) {
-	f := fault.From(err)
-	httpapi.Logger(h.Log).WarnContext(r.Context(), "stream failed before its first token, after keep-alives", "request_id",
-		identity.RequestID(r.Context()), "status", httpapi.Status(f), "code", f.Code, "err", err)
-	_ = newEvents(out, "", "", nil).failWith(typeOf(f), fault.Clip(f.Message, fault.MaxMessage))
+// Events implements agentwire.Wire.
+func (w wire) Events(out *httpapi.SSE, served string, sec []byte) agentwire.Events {
+	return newEvents(out, w.id, served, sec)
+}
+
+// Failed implements agentwire.Wire: the error the request would have answered, as Anthropic's
+// error event.
+func (w wire) Failed(out *httpapi.SSE, _ string, f *fault.Error, _ []byte) error {
+	return newEvents(out, w.id, "", nil).failWith(typeOf(f), fault.Clip(f.Message, fault.MaxMessage))
 }
 
 // CountTokens serves POST /v1/messages/count_tokens, which Claude Code calls to size its

@@ -38,7 +38,6 @@ type events struct {
 	reason string // the Chat Completions finish_reason, once one came
 	usage  chatanswer.Usage
 	buf    []byte
-	next   provider.Chunk // the chunk write sends
 	// passthrough: the provider's own events went out, ending with its own message_stop.
 	passthrough bool
 }
@@ -52,8 +51,8 @@ func (e *events) send(name string, b []byte) error {
 	return e.out.Event(name, b)
 }
 
-// start sends message_start and a ping.
-func (e *events) start() error {
+// Start sends message_start and a ping.
+func (e *events) Start() error {
 	b := translate.AppendString(append(e.buf, `{"type":"message_start","message":{"id":`...), e.id)
 	b = translate.AppendString(append(b, `,"type":"message","role":"assistant","model":`...), e.model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0},"secureai":`...)
@@ -75,12 +74,12 @@ func (e *events) native(data []byte) error {
 	return e.out.Event(typ, data)
 }
 
-// write sends next: a passed-through event as it came, or what a chat chunk adds.
-func (e *events) write() error {
-	if e.next.Native {
-		return e.native(e.next.Data)
+// Write sends c: a passed-through event as it came, or what a chat chunk adds.
+func (e *events) Write(c provider.Chunk) error {
+	if c.Native {
+		return e.native(c.Data)
 	}
-	return e.chunk(e.next.Data)
+	return e.chunk(c.Data)
 }
 
 // chunk sends what one chat chunk adds.
@@ -150,8 +149,8 @@ func (e *events) stop() error {
 	return e.send("content_block_stop", append(b, '}'))
 }
 
-// finish ends a whole answer.
-func (e *events) finish() error {
+// Finish ends a whole answer.
+func (e *events) Finish() error {
 	if e.passthrough {
 		return nil // the provider's message_stop went out
 	}
@@ -167,9 +166,9 @@ func (e *events) finish() error {
 	return e.send("message_stop", append(e.buf, `{"type":"message_stop"}`...))
 }
 
-// fail ends an interrupted answer with Anthropic's error event: Claude Code then asks again
+// Fail ends an interrupted answer with Anthropic's error event: Claude Code then asks again
 // without streaming, a new request the chain serves afresh.
-func (e *events) fail(message string) error { return e.failWith("overloaded_error", message) }
+func (e *events) Fail(message string) error { return e.failWith("overloaded_error", message) }
 
 // failWith sends the error event of an error of Anthropic's type typ.
 func (e *events) failWith(typ, message string) error {

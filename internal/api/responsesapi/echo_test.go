@@ -22,10 +22,10 @@ func TestEchoedMembersKeepEachEventOnOneLine(t *testing.T) {
 	rec := httptest.NewRecorder()
 	obj := &object{id: "resp_0000", created: 1, model: "m", echo: req.echo, secureai: []byte(`{}`)}
 	ev := newEvents(httpapi.StartSSE(rec), obj)
-	if err := ev.start(); err != nil {
+	if err := ev.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ev.fail("broken"); err != nil {
+	if err := ev.Fail("broken"); err != nil {
 		t.Fatal(err)
 	}
 	frames := 0

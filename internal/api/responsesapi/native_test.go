@@ -25,7 +25,7 @@ func TestInterruptedPassthroughFailsTheProvidersResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := ev.fail("the provider stream broke off"); err != nil {
+	if err := ev.Fail("the provider stream broke off"); err != nil {
 		t.Fatal(err)
 	}
 	var failed gjson.Result

@@ -32,7 +32,6 @@ type events struct {
 	reason string
 	usage  *chatanswer.Usage
 	buf    []byte
-	next   provider.Chunk // the chunk write sends
 	// passthrough: the provider's own events went out, ending with its own response.completed.
 	passthrough bool
 }
@@ -68,8 +67,8 @@ func (e *events) itemHead(typ string) []byte {
 	return strconv.AppendInt(append(b, `,"output_index":`...), int64(e.items-1), 10)
 }
 
-// start sends response.created and response.in_progress.
-func (e *events) start() error {
+// Start sends response.created and response.in_progress.
+func (e *events) Start() error {
 	for _, typ := range [...]string{"response.created", "response.in_progress"} {
 		b := e.obj.appendResponse(append(e.head(typ), `,"response":`...), status{name: "in_progress"}, nil, nil)
 		if err := e.send(typ, b); err != nil {
@@ -105,12 +104,12 @@ func (e *events) native(data []byte) error {
 	return e.out.Event(f[0].Str, data)
 }
 
-// write sends next: a passed-through event as it came, or what a chat chunk adds.
-func (e *events) write() error {
-	if e.next.Native {
-		return e.native(e.next.Data)
+// Write sends c: a passed-through event as it came, or what a chat chunk adds.
+func (e *events) Write(c provider.Chunk) error {
+	if c.Native {
+		return e.native(c.Data)
 	}
-	return e.chunk(e.next.Data)
+	return e.chunk(c.Data)
 }
 
 // chunk sends what one chat chunk adds.
@@ -212,8 +211,8 @@ func (e *events) done() error {
 	return e.send("response.output_item.done", b)
 }
 
-// finish ends a whole answer with response.completed (or incomplete, for a length cut).
-func (e *events) finish() error {
+// Finish ends a whole answer with response.completed (or incomplete, for a length cut).
+func (e *events) Finish() error {
 	if e.passthrough {
 		return nil // the provider's response.completed went out
 	}
@@ -229,9 +228,9 @@ func (e *events) finish() error {
 	return e.send(typ, b)
 }
 
-// fail ends an interrupted answer with response.failed (Codex does not understand an error
+// Fail ends an interrupted answer with response.failed (Codex does not understand an error
 // event, and resends the whole request after response.failed).
-func (e *events) fail(message string) error {
+func (e *events) Fail(message string) error {
 	b := e.obj.appendResponse(append(e.head("response.failed"), `,"response":`...), status{name: "failed", errMessage: message}, e.output, e.usage)
 	return e.send("response.failed", b)
 }

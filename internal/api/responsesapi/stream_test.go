@@ -19,7 +19,7 @@ func streamOf(t *testing.T, chunks []string, failMessage string) []wirecheck.Eve
 	t.Helper()
 	rec := httptest.NewRecorder()
 	ev := newEvents(httpapi.StartSSE(rec), newObject(t, `{"model":"m","input":"hi","stream":true}`))
-	if err := ev.start(); err != nil {
+	if err := ev.Start(); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range chunks {
@@ -28,8 +28,8 @@ func streamOf(t *testing.T, chunks []string, failMessage string) []wirecheck.Eve
 		}
 	}
 	if failMessage != "" {
-		_ = ev.fail(failMessage)
-	} else if err := ev.finish(); err != nil {
+		_ = ev.Fail(failMessage)
+	} else if err := ev.Finish(); err != nil {
 		t.Fatal(err)
 	}
 	return wirecheck.ParseSSE(t, rec.Body.String())
