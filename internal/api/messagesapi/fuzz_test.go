@@ -3,7 +3,6 @@ package messagesapi_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,13 +14,10 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/api/messagesapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/identity"
-	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/openai"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // FuzzMessagesRequest feeds arbitrary bodies through POST /v1/messages in front of a fake
@@ -30,21 +26,9 @@ import (
 // 4xx in Anthropic's error envelope, an exhausted chain its 529 overloaded_error, and a served
 // answer is a message object or an event stream whose every frame is JSON of its event's type.
 func FuzzMessagesRequest(f *testing.F) {
-	up := httptest.NewServer(strictJSON(openaifake.New(time.Second)))
-	f.Cleanup(up.Close)
-	cat := &catalog.Catalog{
-		Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}},
-		Models:    map[string]*catalog.Model{},
-	}
-	for _, m := range []string{"ok", "tools", "error-500", "error-429", "context-length", "stream-error", "cut"} {
-		cat.Models["fake/"+m] = &catalog.Model{Name: "fake/" + m, Provider: "fake", Upstream: m}
-	}
-	router, err := catalog.NewRouter(cat, map[string]catalog.Factory{"openai": openai.New}, func(string) string { return "" }, provider.NewHTTPClient())
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := &messagesapi.Handler{Completions: &completion.Service{Router: router, Engine: chain.Engine{Reserve: 50 * time.Millisecond},
-		Settings: chain.ProjectSettings}, MaxBody: 64 << 10}
+	svc := gatewaykit.FakeService(f, gatewaykit.StrictJSON(openaifake.New(time.Second)),
+		"ok", "tools", "error-500", "error-429", "context-length", "stream-error", "cut")
+	h := &messagesapi.Handler{Completions: svc, MaxBody: 64 << 10}
 	serve := httpapi.Serve(messagesapi.Render, h.Messages)
 	key := &apikey.Key{ID: "k", FailoverDefaults: &chain.Defaults{Models: []string{"fake/error-500", "fake/ok"}}}
 
@@ -94,7 +78,7 @@ func FuzzMessagesRequest(f *testing.F) {
 		case rec.Code >= 500:
 			t.Fatalf("status %d for %q: %s", rec.Code, body, out)
 		}
-		if strings.Contains(out, notJSON) {
+		if strings.Contains(out, gatewaykit.NotJSON) {
 			t.Fatalf("the gateway sent the provider a body that is not JSON for %q", body)
 		}
 		if rec.Code >= 400 {
@@ -127,23 +111,4 @@ func checkStream(t *testing.T, body string) {
 	if last != "message_stop" && last != "error" {
 		t.Fatalf("stream ends with %q:\n%s", last, body)
 	}
-}
-
-// notJSON is the error code strictJSON answers a body that is not JSON with.
-const notJSON = "fuzz_upstream_got_invalid_json"
-
-// strictJSON refuses, as a real provider does, a request body that is not JSON (the fake reads
-// bodies leniently), with an error code no other answer has.
-func strictJSON(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if !json.Valid(b) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":"`+notJSON+`"}}`)
-			return
-		}
-		r.Body, r.ContentLength = io.NopCloser(strings.NewReader(string(b))), int64(len(b))
-		next.ServeHTTP(w, r)
-	})
 }

@@ -3,7 +3,6 @@ package responsesapi_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,13 +14,10 @@ import (
 	"github.com/secureai-gateway/gateway/internal/api/httpapi"
 	"github.com/secureai-gateway/gateway/internal/api/responsesapi"
 	"github.com/secureai-gateway/gateway/internal/apikey"
-	"github.com/secureai-gateway/gateway/internal/catalog"
 	"github.com/secureai-gateway/gateway/internal/chain"
-	"github.com/secureai-gateway/gateway/internal/completion"
 	"github.com/secureai-gateway/gateway/internal/identity"
-	"github.com/secureai-gateway/gateway/internal/provider"
-	"github.com/secureai-gateway/gateway/internal/provider/openai"
 	"github.com/secureai-gateway/gateway/internal/provider/openaifake"
+	"github.com/secureai-gateway/gateway/internal/testkit/gatewaykit"
 )
 
 // FuzzResponsesRequest feeds arbitrary bodies through POST /v1/responses in front of a fake
@@ -31,21 +27,9 @@ import (
 // is a Response object or an event stream whose every frame is JSON of its event's type, with
 // sequence numbers from 0, ending in a terminal event.
 func FuzzResponsesRequest(f *testing.F) {
-	up := httptest.NewServer(strictJSON(openaifake.New(time.Second)))
-	f.Cleanup(up.Close)
-	cat := &catalog.Catalog{
-		Providers: map[string]catalog.ProviderConfig{"fake": {Type: "openai", BaseURL: up.URL + "/v1"}},
-		Models:    map[string]*catalog.Model{},
-	}
-	for _, m := range []string{"ok", "tools", "error-500", "error-429", "context-length", "stream-error", "cut"} {
-		cat.Models["fake/"+m] = &catalog.Model{Name: "fake/" + m, Provider: "fake", Upstream: m}
-	}
-	router, err := catalog.NewRouter(cat, map[string]catalog.Factory{"openai": openai.New}, func(string) string { return "" }, provider.NewHTTPClient())
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := &responsesapi.Handler{Completions: &completion.Service{Router: router, Engine: chain.Engine{Reserve: 50 * time.Millisecond},
-		Settings: chain.ProjectSettings}, MaxBody: 64 << 10}
+	svc := gatewaykit.FakeService(f, gatewaykit.StrictJSON(openaifake.New(time.Second)),
+		"ok", "tools", "error-500", "error-429", "context-length", "stream-error", "cut")
+	h := &responsesapi.Handler{Completions: svc, MaxBody: 64 << 10}
 	serve := httpapi.Serve(responsesapi.Render, h.Responses)
 	key := &apikey.Key{ID: "k", FailoverDefaults: &chain.Defaults{Models: []string{"fake/error-500", "fake/ok"}}}
 
@@ -97,7 +81,7 @@ func FuzzResponsesRequest(f *testing.F) {
 		case rec.Code >= 500 && rec.Code != http.StatusServiceUnavailable:
 			t.Fatalf("status %d for %q: %s", rec.Code, body, out)
 		}
-		if strings.Contains(out, notJSON) {
+		if strings.Contains(out, gatewaykit.NotJSON) {
 			t.Fatalf("the gateway sent the provider a body that is not JSON for %q", body)
 		}
 		if rec.Code >= 400 {
@@ -132,23 +116,4 @@ func checkStream(t *testing.T, body string) {
 	if last != "response.completed" && last != "response.incomplete" && last != "response.failed" {
 		t.Fatalf("stream ends with %q:\n%s", last, body)
 	}
-}
-
-// notJSON is the error code strictJSON answers a body that is not JSON with.
-const notJSON = "fuzz_upstream_got_invalid_json"
-
-// strictJSON refuses, as a real provider does, a request body that is not JSON (the fake reads
-// bodies leniently), with an error code no other answer has.
-func strictJSON(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if !json.Valid(b) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":"`+notJSON+`"}}`)
-			return
-		}
-		r.Body, r.ContentLength = io.NopCloser(strings.NewReader(string(b))), int64(len(b))
-		next.ServeHTTP(w, r)
-	})
 }
